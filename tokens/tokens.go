@@ -1,0 +1,113 @@
+// Package tokens counts tokens the way baton's accounting needs: one counter
+// for every prompt in a run, so that "naive" and "orchestrated" figures are
+// measured with the same ruler. Encodings are embedded in the tokenizer
+// library; nothing is downloaded at run time.
+//
+// A local count is an estimate of what a provider will bill (providers use
+// their own tokenizers). Run records therefore keep provider-reported usage
+// and local counts in separate, clearly named fields, and Calibration relates
+// the two.
+package tokens
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
+)
+
+// Encoding names a tokenizer encoding.
+type Encoding string
+
+const (
+	O200kBase  Encoding = "o200k_base"
+	Cl100kBase Encoding = "cl100k_base"
+)
+
+// DefaultEncoding is used when the model gives no better hint. o200k_base is
+// the encoding of current OpenAI models; for other providers it is a
+// reasonable, stable proxy.
+const DefaultEncoding = O200kBase
+
+// Counter counts tokens with one encoding. It is safe for concurrent use.
+type Counter struct {
+	enc   Encoding
+	codec *codec.Codec
+}
+
+var (
+	mu       sync.Mutex
+	counters = map[Encoding]*Counter{}
+)
+
+// New returns the counter for enc. Counters are cached: loading an encoding's
+// vocabulary is the expensive part.
+func New(enc Encoding) (*Counter, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if c, ok := counters[enc]; ok {
+		return c, nil
+	}
+	cd, err := tokenizer.Get(tokenizer.Encoding(enc))
+	if err != nil {
+		return nil, fmt.Errorf("tokens: encoding %q: %w", enc, err)
+	}
+	cc, ok := cd.(*codec.Codec)
+	if !ok {
+		return nil, fmt.Errorf("tokens: encoding %q: unexpected codec type %T", enc, cd)
+	}
+	// Documents are user input and may hold invalid UTF-8; count it the way
+	// a provider would see it after replacement rather than failing.
+	cc.SetErrorMode(codec.ErrorModeReplace)
+	c := &Counter{enc: enc, codec: cc}
+	counters[enc] = c
+	return c, nil
+}
+
+// Default returns the counter for DefaultEncoding. It panics only if the
+// embedded encoding is missing, which is a build defect, not user input.
+func Default() *Counter {
+	c, err := New(DefaultEncoding)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// ForModel picks the counter that best matches a model name.
+func ForModel(model string) *Counter {
+	m := strings.ToLower(model)
+	enc := DefaultEncoding
+	switch {
+	case strings.HasPrefix(m, "gpt-4-"), m == "gpt-4", strings.HasPrefix(m, "gpt-3.5"):
+		enc = Cl100kBase
+	}
+	c, err := New(enc)
+	if err != nil {
+		return Default()
+	}
+	return c
+}
+
+// Encoding reports the encoding c counts with.
+func (c *Counter) Encoding() Encoding { return c.enc }
+
+// Count returns the number of tokens in s.
+func (c *Counter) Count(s string) int {
+	if s == "" {
+		return 0
+	}
+	n, err := c.codec.Count(s)
+	if err != nil {
+		// With ErrorModeReplace the codec does not fail on input; an error
+		// here would be a regexp engine limit. Fall back to a byte estimate
+		// rather than dropping the text from the accounting.
+		return (len(s) + 3) / 4
+	}
+	return n
+}
+
+// Count counts s with the default counter.
+func Count(s string) int { return Default().Count(s) }
