@@ -50,3 +50,23 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestCalibration(t *testing.T) {
+	var c Calibration
+	if got := c.Adjust(100); got != 100 {
+		t.Fatalf("Adjust with no observations = %d, want 100", got)
+	}
+	c.Observe(100, 110)
+	c.Observe(300, 330)
+	c.Observe(50, 0) // a failed call reports nothing and must not skew the ratio
+	s := c.Summary()
+	if s.Calls != 2 || s.Counted != 400 || s.Reported != 440 {
+		t.Fatalf("Summary = %+v", s)
+	}
+	if s.Ratio < 1.0999 || s.Ratio > 1.1001 {
+		t.Fatalf("Ratio = %v, want 1.1", s.Ratio)
+	}
+	if got := c.Adjust(1000); got != 1100 {
+		t.Fatalf("Adjust(1000) = %d, want 1100", got)
+	}
+}

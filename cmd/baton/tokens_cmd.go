@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-dev/baton/tokens"
+)
+
+func init() { register(newTokensCmd) }
+
+func newTokensCmd() *cobra.Command {
+	var (
+		model    string
+		encoding string
+		asJSON   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "tokens FILE...",
+		Short: "Count the tokens in files",
+		Long: `tokens prints the token count of each FILE (- for standard input) and the
+total, with the counter baton uses for its accounting. Counts are local: a
+provider's own tokenizer may differ by a few percent; run records calibrate
+the two against the usage providers report.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("tokens needs at least one FILE")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var c *tokens.Counter
+			if encoding != "" {
+				var err error
+				if c, err = tokens.New(tokens.Encoding(encoding)); err != nil {
+					return usageErrorf("--encoding: %v", err)
+				}
+			} else {
+				c = tokens.ForModel(model)
+			}
+			type row struct {
+				File   string `json:"file"`
+				Tokens int    `json:"tokens"`
+				Bytes  int    `json:"bytes"`
+			}
+			var rows []row
+			total := 0
+			for _, name := range args {
+				var data []byte
+				var err error
+				if name == "-" {
+					data, err = readAllFrom(cmd.InOrStdin())
+				} else {
+					data, err = os.ReadFile(name)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, unwrapPath(err))
+				}
+				n := c.Count(string(data))
+				total += n
+				rows = append(rows, row{File: name, Tokens: n, Bytes: len(data)})
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string]any{"encoding": c.Encoding(), "files": rows, "total": total})
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%d\t%s\n", r.Tokens, r.File)
+			}
+			if len(rows) > 1 {
+				fmt.Fprintf(tw, "%d\ttotal\n", total)
+			}
+			fmt.Fprintf(tw, "\t(%s)\n", c.Encoding())
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&model, "model", "", "count as this model's tokenizer would (picks the encoding)")
+	cmd.Flags().StringVar(&encoding, "encoding", "", "encoding to count with: o200k_base or cl100k_base")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
