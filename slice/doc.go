@@ -1,0 +1,213 @@
+// Package slice is baton's assembler: it cuts the part of a document that one
+// subtask needs, by markdown section or by line range, without calling a
+// model.
+//
+// Pointers to sections are written by language models, so matching tolerates
+// the ways models restate a heading (case, numbering, markup, parent paths,
+// small typos) but never guesses loosely: a pointer that names nothing in the
+// document comes back unmatched rather than bound to a neighbouring section.
+// Only when no pointer matches at all does the whole document go, and the
+// Result says so.
+package slice
+
+import (
+	"bytes"
+	"regexp"
+	"sort"
+	"sync"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// Heading is one markdown heading and the section it opens.
+type Heading struct {
+	Level int    `json:"level"`
+	Title string `json:"title"` // plain text: markup reduced to what a reader sees
+	// Line is the heading's first line; EndLine is the last line of its
+	// section (the line before the next heading of the same or higher
+	// level, or the document's last line). Both are 1-indexed.
+	Line    int      `json:"line"`
+	EndLine int      `json:"end_line"`
+	Path    []string `json:"path"` // titles of the enclosing headings, outermost first
+
+	// raw is the line span of the heading itself (several lines for a
+	// setext heading); Combine rewrites exactly these lines.
+	rawEnd int
+	setext bool
+	keys   headingKeys
+}
+
+// Document is parsed markdown with its headings indexed by line. Any bytes
+// are a document; parsing never fails.
+type Document struct {
+	src        []byte
+	lineStarts []int // byte offset of the start of each line
+	headings   []Heading
+}
+
+// markdown is shared: goldmark parsers hold no per-parse state, and building
+// one is not free.
+var markdown = sync.OnceValue(func() parser.Parser { return goldmark.DefaultParser() })
+
+// Parse indexes src. Only headings at the top level of the document open
+// sections: a heading inside a block quote or list item is quoted content,
+// not structure. YAML front matter at the start is not markdown and holds no
+// headings.
+func Parse(src []byte) *Document {
+	d := &Document{src: src, lineStarts: lineStarts(src)}
+	// goldmark would read front matter as a thematic break and a setext
+	// heading; blanking it (same byte offsets) keeps line numbers exact.
+	parseSrc := src
+	if end := frontMatterEnd(src); end > 0 {
+		parseSrc = bytes.Clone(src)
+		for i := 0; i < end; i++ {
+			if parseSrc[i] != '\n' && parseSrc[i] != '\r' {
+				parseSrc[i] = ' '
+			}
+		}
+	}
+	root := markdown().Parse(text.NewReader(parseSrc))
+	var stack []int // indexes into d.headings of the open ancestors
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.Heading)
+		if !ok {
+			continue
+		}
+		start := h.Pos()
+		if start < 0 && h.Lines().Len() > 0 {
+			start = h.Lines().At(0).Start
+		}
+		if start < 0 {
+			continue
+		}
+		line := d.lineOf(start)
+		rawEnd := line
+		setext := !atxLine.Match(d.lineBytes(parseSrc, line)) && h.Lines().Len() > 0
+		if setext {
+			// The underline follows the last text line.
+			rawEnd = d.lineOf(h.Lines().At(h.Lines().Len()-1).Start) + 1
+		}
+		for len(stack) > 0 && d.headings[stack[len(stack)-1]].Level >= h.Level {
+			stack = stack[:len(stack)-1]
+		}
+		path := make([]string, 0, len(stack))
+		for _, i := range stack {
+			path = append(path, d.headings[i].Title)
+		}
+		title := inlineText(h, parseSrc)
+		d.headings = append(d.headings, Heading{
+			Level: h.Level, Title: title, Line: line, Path: path,
+			rawEnd: rawEnd, setext: setext, keys: keysOf(title),
+		})
+		stack = append(stack, len(d.headings)-1)
+	}
+	// A section runs to the line before the next heading of the same or
+	// higher level.
+	last := d.NumLines()
+	for i := range d.headings {
+		d.headings[i].EndLine = last
+		for j := i + 1; j < len(d.headings); j++ {
+			if d.headings[j].Level <= d.headings[i].Level {
+				d.headings[i].EndLine = d.headings[j].Line - 1
+				break
+			}
+		}
+	}
+	return d
+}
+
+// atxLine tells an ATX heading's line from the first line of a setext
+// heading, which may itself start with '#' ("#hashtag" is paragraph text).
+var atxLine = regexp.MustCompile(`^ {0,3}#{1,6}(?:[ \t]|$)`)
+
+// frontMatterEnd returns the byte offset just past a YAML front matter block
+// at the very start of src, or 0 when there is none. The block must be
+// closed: an unclosed "---" is an ordinary thematic break.
+func frontMatterEnd(src []byte) int {
+	first, rest, ok := bytes.Cut(src, []byte("\n"))
+	if !ok || string(bytes.TrimRight(first, " \t\r")) != "---" {
+		return 0
+	}
+	off := len(first) + 1
+	for len(rest) > 0 {
+		line, next, found := bytes.Cut(rest, []byte("\n"))
+		t := string(bytes.TrimRight(line, " \t\r"))
+		off += len(line)
+		if found {
+			off++
+		}
+		if t == "---" || t == "..." {
+			return off
+		}
+		rest = next
+	}
+	return 0
+}
+
+func lineStarts(src []byte) []int {
+	if len(src) == 0 {
+		return nil
+	}
+	starts := []int{0}
+	for i, b := range src {
+		if b == '\n' && i+1 < len(src) {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// lineOf maps a byte offset to its 1-indexed line.
+func (d *Document) lineOf(off int) int {
+	return sort.Search(len(d.lineStarts), func(i int) bool { return d.lineStarts[i] > off })
+}
+
+// span returns the bytes of lines from..to (1-indexed, inclusive), each with
+// its line terminator.
+func (d *Document) span(from, to int) []byte {
+	start := d.lineStarts[from-1]
+	end := len(d.src)
+	if to < len(d.lineStarts) {
+		end = d.lineStarts[to]
+	}
+	return d.src[start:end]
+}
+
+func (d *Document) lineBytes(src []byte, line int) []byte {
+	start := d.lineStarts[line-1]
+	end := len(src)
+	if line < len(d.lineStarts) {
+		end = d.lineStarts[line]
+	}
+	return bytes.TrimRight(src[start:end], "\r\n")
+}
+
+// NumLines is the number of lines; a final line without a newline counts.
+func (d *Document) NumLines() int { return len(d.lineStarts) }
+
+// Text returns the document as given.
+func (d *Document) Text() string { return string(d.src) }
+
+// Lines returns the document's lines without their terminators ("\n" or
+// "\r\n"); Lines()[0] is line 1.
+func (d *Document) Lines() []string {
+	out := make([]string, d.NumLines())
+	for i := range out {
+		out[i] = string(d.lineBytes(d.src, i+1))
+	}
+	return out
+}
+
+// Outline returns the document's headings in order. The slices are copies;
+// callers may keep or change them.
+func (d *Document) Outline() []Heading {
+	out := make([]Heading, len(d.headings))
+	for i, h := range d.headings {
+		h.Path = append([]string(nil), h.Path...)
+		out[i] = h
+	}
+	return out
+}

@@ -1,0 +1,280 @@
+package slice
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Pointers name the parts of a document a subtask needs, as a plan states
+// them.
+type Pointers struct {
+	Sections   []string `json:"sections"`
+	LineRanges [][2]int `json:"line_ranges"` // 1-indexed, inclusive
+}
+
+// Kind says how a pointer was matched, from most to least certain.
+type Kind string
+
+const (
+	KindExact      Kind = "exact"      // the heading's text as written
+	KindNormalized Kind = "normalized" // equal ignoring case, spacing, punctuation and markup
+	KindNumbering  Kind = "numbering"  // equal once section numbers are set aside
+	KindPath       Kind = "path"       // "Parent > Child" naming a heading and its ancestors
+	KindFuzzy      Kind = "fuzzy"      // within the typo budget
+	KindLineRange  Kind = "line_range" // a line range, clamped to the document
+)
+
+// Match is one pointer and the lines it selected.
+type Match struct {
+	Pointer   string `json:"pointer"`
+	Heading   string `json:"heading"` // "" for a line range
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Kind      Kind   `json:"kind"`
+}
+
+// Result is what Extract cut.
+type Result struct {
+	// Text is the selected lines in document order, each span once, with
+	// the document's own line terminators. When Fallback is set it is the
+	// whole document.
+	Text      string
+	Matched   []Match
+	Unmatched []string // pointers that selected nothing, line ranges as "lines A-B"
+	Fallback  bool     // no pointer matched, so Text is the whole document
+	Warnings  []string // ambiguities, approximate matches, the fallback
+}
+
+// Extract cuts the lines the pointers name. Sections are matched first,
+// then line ranges; each pointer is reported matched or unmatched. Only when
+// nothing matched does the whole document go, with Fallback set.
+func (d *Document) Extract(p Pointers) Result {
+	var r Result
+	for _, ptr := range p.Sections {
+		m, warns, ok := d.matchSection(ptr)
+		r.Warnings = append(r.Warnings, warns...)
+		if !ok {
+			r.Unmatched = append(r.Unmatched, ptr)
+			continue
+		}
+		r.Matched = append(r.Matched, m)
+	}
+	n := d.NumLines()
+	for _, lr := range p.LineRanges {
+		name := fmt.Sprintf("lines %d-%d", lr[0], lr[1])
+		a, b := max(lr[0], 1), min(lr[1], n)
+		if lr[0] > lr[1] || a > b {
+			r.Unmatched = append(r.Unmatched, name)
+			continue
+		}
+		r.Matched = append(r.Matched, Match{Pointer: name, StartLine: a, EndLine: b, Kind: KindLineRange})
+	}
+	if len(r.Matched) == 0 {
+		r.Text = d.Text()
+		r.Fallback = true
+		if len(p.Sections)+len(p.LineRanges) == 0 {
+			r.Warnings = append(r.Warnings, "no pointers given; the whole document is used")
+		} else {
+			r.Warnings = append(r.Warnings, "no pointer matched; the whole document is used")
+		}
+		return r
+	}
+	var b strings.Builder
+	for _, s := range mergeSpans(r.Matched) {
+		b.Write(d.span(s[0], s[1]))
+	}
+	r.Text = b.String()
+	return r
+}
+
+// mergeSpans orders the matched spans and joins overlapping or adjacent
+// ones, so a child section inside a matched parent adds nothing.
+func mergeSpans(ms []Match) [][2]int {
+	spans := make([][2]int, len(ms))
+	for i, m := range ms {
+		spans[i] = [2]int{m.StartLine, m.EndLine}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	out := spans[:0:0]
+	for _, s := range spans {
+		if k := len(out) - 1; k >= 0 && s[0] <= out[k][1]+1 {
+			out[k][1] = max(out[k][1], s[1])
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// matchSection runs the tiers in order; the first tier with any hit wins.
+func (d *Document) matchSection(ptr string) (Match, []string, bool) {
+	plain := plainPointer(ptr)
+	pk := keysOf(plain)
+	if pk.full == "" && pk.num == "" {
+		return Match{}, nil, false
+	}
+	tiers := []struct {
+		kind Kind
+		find func() []int
+	}{
+		{KindExact, func() []int { return d.find(func(h *Heading) bool { return h.keys.clean == pk.clean }) }},
+		{KindNormalized, func() []int { return d.find(func(h *Heading) bool { return h.keys.full == pk.full }) }},
+		{KindNumbering, func() []int { return d.byNumbering(pk) }},
+		{KindPath, func() []int { return d.byPath(plain) }},
+		{KindFuzzy, func() []int { return d.byTypo(pk) }},
+	}
+	for _, t := range tiers {
+		hits := t.find()
+		if len(hits) == 0 {
+			continue
+		}
+		h := &d.headings[hits[0]]
+		m := Match{Pointer: ptr, Heading: h.Title, StartLine: h.Line, EndLine: h.EndLine, Kind: t.kind}
+		var warns []string
+		if len(hits) > 1 {
+			alts := make([]string, len(hits))
+			for i, j := range hits {
+				alts[i] = d.describe(j)
+			}
+			warns = append(warns, fmt.Sprintf("section %q is ambiguous: it matches %s; using the first", ptr, strings.Join(alts, ", ")))
+		}
+		if t.kind == KindFuzzy {
+			warns = append(warns, fmt.Sprintf("section %q matched %s only approximately", ptr, d.describe(hits[0])))
+		}
+		return m, warns, true
+	}
+	return Match{}, nil, false
+}
+
+func (d *Document) describe(i int) string {
+	h := d.headings[i]
+	name := strings.Join(append(append([]string(nil), h.Path...), h.Title), " > ")
+	return fmt.Sprintf("%q (lines %d-%d)", name, h.Line, h.EndLine)
+}
+
+func (d *Document) find(ok func(*Heading) bool) []int {
+	var hits []int
+	for i := range d.headings {
+		if ok(&d.headings[i]) {
+			hits = append(hits, i)
+		}
+	}
+	return hits
+}
+
+// sameNumbering compares the words around the enumeration. Two different
+// numbers name two different sections ("2023 Roadmap" is not "2024
+// Roadmap"), so a pointer's number may be missing but never wrong.
+func sameNumbering(p, h headingKeys) bool {
+	if p.num != "" && h.num != "" && p.num != h.num {
+		return false
+	}
+	if p.rest == "" {
+		// "Section 3.2" alone names the heading numbered 3.2.
+		return p.num != "" && p.num == h.num
+	}
+	return p.rest == h.rest
+}
+
+func (d *Document) byNumbering(pk headingKeys) []int {
+	hits := d.find(func(h *Heading) bool { return sameNumbering(pk, h.keys) })
+	if pk.num != "" {
+		// A pointer's number settles which of several equal titles it means.
+		var numbered []int
+		for _, i := range hits {
+			if d.headings[i].keys.num == pk.num {
+				numbered = append(numbered, i)
+			}
+		}
+		if len(numbered) > 0 {
+			return numbered
+		}
+	}
+	return hits
+}
+
+// pathSep splits "Methods > Sampling", "Methods / Sampling", "Methods ›
+// Sampling", "Methods :: Sampling" and "Methods: Sampling". It only runs
+// once no heading carries the whole pointer as its title.
+var pathSep = regexp.MustCompile(`\s*(?:->|=>|>|/|›|»|→|::|\|)\s*|:\s+`)
+
+func (d *Document) byPath(plain string) []int {
+	var comps []headingKeys
+	for _, c := range pathSep.Split(plain, -1) {
+		if c = plainPointer(c); c != "" {
+			comps = append(comps, keysOf(c))
+		}
+	}
+	if len(comps) < 2 {
+		return nil
+	}
+	leaf, parents := comps[len(comps)-1], comps[:len(comps)-1]
+	return d.find(func(h *Heading) bool {
+		if !componentMatches(leaf, h.keys) {
+			return false
+		}
+		// Each named parent must be an ancestor, in order; ancestors the
+		// pointer skips are fine.
+		j := 0
+		for _, anc := range h.Path {
+			if j < len(parents) && componentMatches(parents[j], keysOf(anc)) {
+				j++
+			}
+		}
+		return j == len(parents)
+	})
+}
+
+func componentMatches(p, h headingKeys) bool {
+	return p.full == h.full || sameNumbering(p, h)
+}
+
+// byTypo finds the headings closest to the pointer within the typo budget
+// (see typoBudget). A typo may not change a number or a word of one or two
+// letters: "Step 1" is not "Step 2" and "Part A" is not "Part B".
+func (d *Document) byTypo(pk headingKeys) []int {
+	if pk.rest == "" {
+		return nil
+	}
+	best, bestDist := []int(nil), -1
+	for i := range d.headings {
+		hk := d.headings[i].keys
+		if hk.rest == "" || (pk.num != "" && hk.num != "" && pk.num != hk.num) || !sameWords(pk.guarded, hk.guarded) {
+			continue
+		}
+		limit := typoBudget(min(runeLen(pk.rest), runeLen(hk.rest)))
+		if limit == 0 {
+			continue
+		}
+		dist := editDistance(pk.rest, hk.rest, limit)
+		if dist > limit {
+			continue
+		}
+		switch {
+		case bestDist < 0 || dist < bestDist:
+			best, bestDist = []int{i}, dist
+		case dist == bestDist:
+			best = append(best, i)
+		}
+	}
+	return best
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
+
+func sameWords(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a, b = append([]string(nil), a...), append([]string(nil), b...)
+	sort.Strings(a)
+	sort.Strings(b)
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,227 @@
+package slice
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// inlineText reduces a node's inline markup to the text a reader sees:
+// emphasis and links keep their text, code spans their code, images their
+// alt text; raw HTML (anchors such as <a id="x"></a>) is dropped.
+func inlineText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	var walk func(ast.Node)
+	walk = func(n ast.Node) {
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			switch c := c.(type) {
+			case *ast.Text:
+				v := c.Segment.Value(src)
+				if !c.IsRaw() {
+					v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
+				}
+				b.Write(v)
+				if c.SoftLineBreak() || c.HardLineBreak() {
+					b.WriteByte(' ')
+				}
+			case *ast.String:
+				b.Write(c.Value)
+			case *ast.AutoLink:
+				b.Write(c.Label(src))
+			case *ast.RawHTML:
+				// dropped
+			default:
+				walk(c)
+			}
+		}
+	}
+	walk(n)
+	return collapseSpace(b.String())
+}
+
+// inlineOnly parses a pointer as a single run of inline markdown: with only
+// the paragraph block parser, "1. Intro" stays text instead of becoming a
+// list, and "[x]: y" is not swallowed as a link definition.
+var inlineOnly = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(util.Prioritized(parser.NewParagraphParser(), 1000)),
+		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
+	)
+})
+
+// plainPointer reduces a pointer to the plain text of the heading it names:
+// surrounding quotes, ATX markers and inline markup go.
+func plainPointer(p string) string {
+	p = stripWrapping(p)
+	if p == "" {
+		return ""
+	}
+	src := []byte(p)
+	root := inlineOnly().Parse(text.NewReader(src))
+	var parts []string
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		parts = append(parts, inlineText(n, src))
+	}
+	return stripWrapping(strings.Join(parts, " "))
+}
+
+var (
+	leadingHashes  = regexp.MustCompile(`^#+\s*`)
+	trailingHashes = regexp.MustCompile(`\s+#+$`)
+)
+
+// quotePairs are the quote marks models put around a heading they cite.
+var quotePairs = [][2]string{{`"`, `"`}, {`'`, `'`}, {"`", "`"}, {"“", "”"}, {"‘", "’"}, {"«", "»"}, {"„", "“"}}
+
+func stripWrapping(p string) string {
+	for {
+		before := p
+		p = collapseSpace(p)
+		p = leadingHashes.ReplaceAllString(p, "")
+		p = trailingHashes.ReplaceAllString(p, "")
+		for _, q := range quotePairs {
+			if len(p) >= len(q[0])+len(q[1]) && strings.HasPrefix(p, q[0]) && strings.HasSuffix(p, q[1]) {
+				p = p[len(q[0]) : len(p)-len(q[1])]
+			}
+		}
+		if p == before {
+			return p
+		}
+	}
+}
+
+func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// key folds a title to what matching compares: lower case, punctuation and
+// spacing gone. Letters, digits and symbols that change meaning (C++, C#,
+// Q&A) stay; a '.' between digits stays so "3.2" does not become "32".
+func key(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		case strings.ContainsRune("+#&@%$=<>", r):
+			b.WriteRune(r)
+		case r == '.' && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
+			b.WriteRune(r)
+		case r == '\'' || r == '’':
+			// "What's" and "Whats" are the same heading.
+		default:
+			b.WriteByte(' ')
+		}
+	}
+	return collapseSpace(b.String())
+}
+
+func compact(k string) string { return strings.ReplaceAll(k, " ", "") }
+
+// numberingRe recognises the enumeration in front of a title: "3.2",
+// "3.2.", "Section 3.2", "§4", "A.", "(b)", "IV)", "Appendix A:", "Step 2 -".
+// Letters and roman numerals need a following '.' or ')' unless a word such
+// as "Section" introduces them, so "A Tale" keeps its "A".
+var numberingRe = regexp.MustCompile(`(?i)^(?:` +
+	`(?:§\s*|(?:section|sect\.|sec\.|chapter|chap\.|ch\.|part|appendix|app\.|step|phase|stage)\s+)(\d+(?:\.\d+)*|[ivx]+|[a-z])\b\.?\)?` +
+	`|(\d+(?:\.\d+)*)[.)]?` +
+	`|([a-z]|[ivx]+)[.)]` +
+	`|\((\d+|[a-z]|[ivx]+)\)` +
+	`)(?:\s*[:\-–—]\s*|\s+|$)`)
+
+// splitNumbering separates a title's enumeration from its words.
+func splitNumbering(s string) (num, rest string) {
+	m := numberingRe.FindStringSubmatch(s)
+	if m == nil {
+		return "", s
+	}
+	for _, g := range m[1:] {
+		if g != "" {
+			num = strings.ToLower(g)
+			break
+		}
+	}
+	return num, strings.TrimSpace(s[len(m[0]):])
+}
+
+// headingKeys are the precomputed forms a heading or pointer is compared in.
+type headingKeys struct {
+	clean   string // plain text, spacing collapsed
+	full    string // compact key of the whole title
+	num     string // enumeration, "" when none
+	rest    string // compact key without the enumeration
+	words   []string
+	guarded []string // words a typo may not change: numbers and words of ≤2 letters
+}
+
+func keysOf(title string) headingKeys {
+	k := headingKeys{clean: collapseSpace(title)}
+	k.full = compact(key(k.clean))
+	num, rest := splitNumbering(k.clean)
+	k.num = strings.TrimSuffix(num, ".")
+	rk := key(rest)
+	k.rest = compact(rk)
+	k.words = strings.Fields(rk)
+	for _, w := range k.words {
+		if utf8.RuneCountInString(w) <= 2 || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
+			k.guarded = append(k.guarded, w)
+		}
+	}
+	return k
+}
+
+// typoBudget is how many edits a title of n runes may differ by and still be
+// the same heading: none under 6 runes (too many short titles are one edit
+// apart), 1 up to 11, 2 from 12.
+func typoBudget(n int) int {
+	switch {
+	case n < 6:
+		return 0
+	case n < 12:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// editDistance is the optimal-string-alignment distance (a swap of two
+// neighbours is one edit), giving up early once it exceeds limit.
+func editDistance(a, b string, limit int) int {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			rowMin = min(rowMin, v)
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}
