@@ -1,0 +1,384 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/baton-dev/baton/llm"
+)
+
+// The types below follow the field names of the real services exactly; the
+// SDKs decode them, so a misspelt field shows up as a failing adapter test.
+
+type anthropicUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+func toAnthropicUsage(u llm.Usage) anthropicUsage {
+	return anthropicUsage{
+		InputTokens:              u.InputTokens,
+		OutputTokens:             u.OutputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens,
+	}
+}
+
+type anthropicBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type anthropicMessage struct {
+	ID           string           `json:"id"`
+	Type         string           `json:"type"`
+	Role         string           `json:"role"`
+	Model        string           `json:"model"`
+	Content      []anthropicBlock `json:"content"`
+	StopReason   *string          `json:"stop_reason"`
+	StopSequence *string          `json:"stop_sequence"`
+	Usage        anthropicUsage   `json:"usage"`
+}
+
+type openAIUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// toOpenAIUsage converts back from baton's normalised usage: OpenAI's
+// prompt_tokens include cached tokens. OpenAI has no cache-write count, so
+// cache creation tokens are billed as ordinary prompt tokens.
+func toOpenAIUsage(u llm.Usage) openAIUsage {
+	var o openAIUsage
+	o.PromptTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	o.CompletionTokens = u.OutputTokens
+	o.TotalTokens = o.PromptTokens + o.CompletionTokens
+	o.PromptTokensDetails.CachedTokens = u.CacheReadInputTokens
+	return o
+}
+
+type openAIMessage struct {
+	Role    string  `json:"role"`
+	Content string  `json:"content"`
+	Refusal *string `json:"refusal"`
+}
+
+type openAIChoice struct {
+	Index        int           `json:"index"`
+	Message      openAIMessage `json:"message"`
+	Logprobs     *struct{}     `json:"logprobs"`
+	FinishReason string        `json:"finish_reason"`
+}
+
+type openAICompletion struct {
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []openAIChoice `json:"choices"`
+	Usage   openAIUsage    `json:"usage"`
+}
+
+type openAIDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type openAIChunkChoice struct {
+	Index        int         `json:"index"`
+	Delta        openAIDelta `json:"delta"`
+	Logprobs     *struct{}   `json:"logprobs"`
+	FinishReason *string     `json:"finish_reason"`
+}
+
+type openAIChunk struct {
+	ID      string              `json:"id"`
+	Object  string              `json:"object"`
+	Created int64               `json:"created"`
+	Model   string              `json:"model"`
+	Choices []openAIChunkChoice `json:"choices"`
+	Usage   *openAIUsage        `json:"usage"`
+}
+
+func stopReason(p Protocol, r Reply) string {
+	switch {
+	case r.StopReason != "":
+		return r.StopReason
+	case p == Anthropic:
+		return "end_turn"
+	default:
+		return "stop"
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "llmtest: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func writeAnthropic(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
+	stop := stopReason(Anthropic, r)
+	m := anthropicMessage{ID: id, Type: "message", Role: "assistant", Model: r.Model,
+		Content: []anthropicBlock{{Type: "text", Text: r.Text}}, StopReason: &stop, Usage: toAnthropicUsage(u)}
+	if r.Empty {
+		m.Content = []anthropicBlock{}
+	}
+	w.Header().Set("request-id", "req_"+id)
+	writeJSON(w, http.StatusOK, m)
+}
+
+func writeOpenAI(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
+	c := openAICompletion{ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: r.Model,
+		Choices: []openAIChoice{{Message: openAIMessage{Role: "assistant", Content: r.Text}, FinishReason: stopReason(OpenAI, r)}},
+		Usage:   toOpenAIUsage(u)}
+	if r.Empty {
+		c.Choices = []openAIChoice{}
+	}
+	w.Header().Set("x-request-id", "req_"+id)
+	writeJSON(w, http.StatusOK, c)
+}
+
+// sse writes server-sent events and flushes after each, so that clients see
+// a real stream rather than one buffered body.
+type sse struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func newSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	return &sse{w: w, f: f}
+}
+
+func (s *sse) event(name string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(`{}`)
+	}
+	if name != "" {
+		fmt.Fprintf(s.w, "event: %s\n", name)
+	}
+	fmt.Fprintf(s.w, "data: %s\n\n", b)
+	s.flush()
+}
+
+func (s *sse) raw(line string) {
+	fmt.Fprintf(s.w, "%s\n\n", line)
+	s.flush()
+}
+
+func (s *sse) flush() {
+	if s.f != nil {
+		s.f.Flush()
+	}
+}
+
+// pieces splits text the way a model streams it: a few words per delta.
+// Joining the pieces gives back text exactly.
+func pieces(text string) []string {
+	if text == "" {
+		return nil
+	}
+	words := strings.SplitAfter(text, " ")
+	var out []string
+	for i := 0; i < len(words); i += 3 {
+		out = append(out, strings.Join(words[i:min(i+3, len(words))], ""))
+	}
+	return out
+}
+
+func writeAnthropicStream(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
+	w.Header().Set("request-id", "req_"+id)
+	s := newSSE(w)
+	start := anthropicMessage{ID: id, Type: "message", Role: "assistant", Model: r.Model,
+		Content: []anthropicBlock{}, Usage: toAnthropicUsage(u)}
+	// Like the real service, message_start carries the input side of usage
+	// and a provisional output count; message_delta carries the final one.
+	start.Usage.OutputTokens = min(1, u.OutputTokens)
+	s.event("message_start", map[string]any{"type": "message_start", "message": start})
+	if !r.Empty {
+		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": anthropicBlock{Type: "text", Text: ""}})
+		s.event("ping", map[string]any{"type": "ping"})
+		for _, p := range pieces(r.Text) {
+			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "text_delta", "text": p}})
+		}
+		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	}
+	s.event("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": stopReason(Anthropic, r), "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": u.OutputTokens}})
+	s.event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+func writeOpenAIStream(w http.ResponseWriter, id string, r Reply, u llm.Usage, includeUsage bool) {
+	w.Header().Set("x-request-id", "req_"+id)
+	s := newSSE(w)
+	created := time.Now().Unix()
+	chunk := func(choices []openAIChunkChoice, usage *openAIUsage) openAIChunk {
+		return openAIChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: r.Model,
+			Choices: choices, Usage: usage}
+	}
+	if !r.Empty {
+		empty := ""
+		s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{Role: "assistant", Content: &empty}}}, nil))
+		for _, p := range pieces(r.Text) {
+			s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{Content: &p}}}, nil))
+		}
+		stop := stopReason(OpenAI, r)
+		s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{}, FinishReason: &stop}}, nil))
+	}
+	if includeUsage {
+		ou := toOpenAIUsage(u)
+		s.event("", chunk([]openAIChunkChoice{}, &ou))
+	}
+	s.raw("data: [DONE]")
+}
+
+func writeGarbage(w http.ResponseWriter, stream bool) {
+	if stream {
+		s := newSSE(w)
+		s.raw("data: <html>upstream proxy error</html>")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("<html><body>502 Bad Gateway (not JSON)</body></html>"))
+}
+
+// errorType is the provider's type for a status when the reply names none.
+func errorType(p Protocol, status int) string {
+	if p == Anthropic {
+		switch status {
+		case 400:
+			return "invalid_request_error"
+		case 401:
+			return "authentication_error"
+		case 403:
+			return "permission_error"
+		case 404:
+			return "not_found_error"
+		case 413:
+			return "request_too_large"
+		case 429:
+			return "rate_limit_error"
+		case 529:
+			return "overloaded_error"
+		}
+		return "api_error"
+	}
+	switch {
+	case status == 429:
+		return "rate_limit_exceeded"
+	case status == 401:
+		return "invalid_api_key"
+	case status == 404:
+		return "not_found_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+func writeError(w http.ResponseWriter, p Protocol, r Reply) {
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	typ := r.ErrorType
+	if typ == "" {
+		typ = errorType(p, r.Status)
+	}
+	msg := r.ErrorMessage
+	if msg == "" {
+		msg = fmt.Sprintf("llmtest: scripted %d %s", r.Status, typ)
+	}
+	if p == Anthropic {
+		w.Header().Set("request-id", "req_llmtest_error")
+		writeJSON(w, r.Status, map[string]any{"type": "error",
+			"error": map[string]any{"type": typ, "message": msg}})
+		return
+	}
+	writeJSON(w, r.Status, map[string]any{"error": map[string]any{
+		"message": msg, "type": typ, "param": nil, "code": typ}})
+}
+
+func (s *Server) serveTags(w http.ResponseWriter) {
+	s.mu.Lock()
+	off, names := s.noOllama, append([]string(nil), s.models...)
+	s.mu.Unlock()
+	if off {
+		http.NotFound(w, nil)
+		return
+	}
+	type model struct {
+		Name       string `json:"name"`
+		Model      string `json:"model"`
+		ModifiedAt string `json:"modified_at"`
+		Size       int64  `json:"size"`
+		Digest     string `json:"digest"`
+	}
+	out := struct {
+		Models []model `json:"models"`
+	}{Models: []model{}}
+	for _, n := range names {
+		out.Models = append(out.Models, model{Name: n, Model: n, ModifiedAt: "2025-01-01T00:00:00Z",
+			Size: 2_000_000_000, Digest: fmt.Sprintf("%064x", len(n))})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	names := append([]string(nil), s.models...)
+	s.mu.Unlock()
+	if r.Header.Get("anthropic-version") != "" {
+		type model struct {
+			Type        string `json:"type"`
+			ID          string `json:"id"`
+			DisplayName string `json:"display_name"`
+			CreatedAt   string `json:"created_at"`
+		}
+		data := []model{}
+		for _, n := range names {
+			data = append(data, model{Type: "model", ID: n, DisplayName: n, CreatedAt: "2025-01-01T00:00:00Z"})
+		}
+		var first, last *string
+		if len(names) > 0 {
+			first, last = &names[0], &names[len(names)-1]
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last})
+		return
+	}
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	data := []model{}
+	for _, n := range names {
+		data = append(data, model{ID: n, Object: "model", Created: 1735689600, OwnedBy: "llmtest"})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
