@@ -1,0 +1,191 @@
+package skill
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/baton-dev/baton/tokens"
+	"github.com/google/go-cmp/cmp"
+)
+
+var builtinNames = []string{
+	"analytical-comparison", "causal-reasoning", "classification", "critique",
+	"fact-extraction", "gap-analysis", "structured-synthesis", "summarization",
+}
+
+func TestBuiltinsAreValidAndComplete(t *testing.T) {
+	lib := Builtins()
+	if diff := cmp.Diff(builtinNames, lib.Names()); diff != "" {
+		t.Fatalf("built-in names (-want +got):\n%s", diff)
+	}
+	all := append(lib.List(), Generic())
+	for _, s := range all {
+		t.Run(s.Name, func(t *testing.T) {
+			data, err := builtinFS.ReadFile(s.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ps, err := Parse(data, s.Path)
+			if err != nil || len(ps) != 0 {
+				t.Fatalf("built-in has problems: %v %v", err, ps)
+			}
+			if !s.BuiltIn || s.Source() != "built-in" {
+				t.Errorf("BuiltIn = %v, Source = %q", s.BuiltIn, s.Source())
+			}
+			if strings.Contains(s.Description, "\n") || len(s.Description) > 160 {
+				t.Errorf("description is not a crisp one-liner: %q", s.Description)
+			}
+			if s.OutputHint == "" {
+				t.Error("no output hint")
+			}
+			// The body is a cached system prompt: long enough to say how to
+			// work, short enough to leave the slice most of the budget.
+			if n := tokens.Count(s.Body); n < 150 || n > 900 {
+				t.Errorf("body is %d tokens, want 150..900", n)
+			}
+			for _, rule := range []string{"context you are given", "evidence", "concise"} {
+				if !strings.Contains(strings.ToLower(s.Body), rule) {
+					t.Errorf("body does not mention %q", rule)
+				}
+			}
+		})
+	}
+}
+
+func TestGenericIsNotListed(t *testing.T) {
+	g := Generic()
+	if g.Name == "" || g.Body == "" {
+		t.Fatalf("generic skill is empty: %+v", g)
+	}
+	if _, ok := Builtins().Get(g.Name); ok {
+		t.Errorf("generic skill %q is in the library", g.Name)
+	}
+}
+
+func TestGet(t *testing.T) {
+	lib := Builtins()
+	tests := []struct {
+		query string
+		want  string
+	}{
+		{"fact-extraction", "fact-extraction"},
+		{"fact_extraction", "fact-extraction"},
+		{"Fact Extraction", "fact-extraction"},
+		{" FACT__EXTRACTION ", "fact-extraction"},
+		{"analytical_comparison", "analytical-comparison"},
+		{"factextraction", ""},
+		{"", ""},
+		{"unknown_skill", ""},
+	}
+	for _, tt := range tests {
+		s, ok := lib.Get(tt.query)
+		got := ""
+		if ok {
+			got = s.Name
+		}
+		if got != tt.want {
+			t.Errorf("Get(%q) = %q, want %q", tt.query, got, tt.want)
+		}
+	}
+}
+
+func TestKey(t *testing.T) {
+	tests := map[string]string{
+		"a":          "a",
+		"A_B":        "a-b",
+		"a - b":      "a-b",
+		"-a-":        "a",
+		"__":         "",
+		"gap\tanaly": "gap-analy",
+	}
+	for in, want := range tests {
+		if got := Key(in); got != want {
+			t.Errorf("Key(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func writeSkill(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p, FileName), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestAddDirOverridesBuiltins(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "fact-extraction", "---\nname: fact-extraction\ndescription: Custom facts.\n---\nCustom body.\n")
+	writeSkill(t, dir, "legal-review", "---\nname: legal-review\ndescription: Review contracts.\n---\nReview.\n")
+	writeSkill(t, dir, "broken", "no frontmatter\n")
+	if err := os.Mkdir(filepath.Join(dir, "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	lib := Builtins()
+	ps, err := lib.AddDir(dir)
+	if !errors.Is(err, ErrInvalidSkill) || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("err = %v, want ErrInvalidSkill naming the broken skill", err)
+	}
+	if diff := cmp.Diff([]string{"warning file", "error frontmatter"}, fields(ps)); diff != "" {
+		t.Errorf("problems (-want +got):\n%s\n%v", diff, ps)
+	}
+	s, ok := lib.Get("fact_extraction")
+	if !ok || s.BuiltIn || s.Body != "Custom body." || s.Source() != filepath.Join(dir, "fact-extraction", FileName) {
+		t.Errorf("fact_extraction = %+v, want the custom skill", s)
+	}
+	if _, ok := lib.Get("legal_review"); !ok {
+		t.Error("custom skill legal-review not added")
+	}
+	if got := len(lib.List()); got != len(builtinNames)+1 {
+		t.Errorf("library has %d skills, want %d", got, len(builtinNames)+1)
+	}
+	// Other libraries are unaffected.
+	if s, _ := Builtins().Get("fact-extraction"); !s.BuiltIn {
+		t.Error("override leaked into a fresh built-in library")
+	}
+
+	// Adding a second custom skill of the same name is reported.
+	dir2 := t.TempDir()
+	writeSkill(t, dir2, "fact-extraction", "---\nname: fact-extraction\ndescription: Other.\n---\nOther.\n")
+	ps, err = lib.AddDir(filepath.Join(dir2, "fact-extraction"))
+	if err != nil || len(ps) != 1 || !strings.Contains(ps[0].Message, "replaces") {
+		t.Errorf("got %v %v, want one replacement warning", ps, err)
+	}
+}
+
+func TestLoadDirPaths(t *testing.T) {
+	dir := t.TempDir()
+	p := writeSkill(t, dir, "one", "---\nname: one\ndescription: d\n---\nbody\n")
+	for _, in := range []string{p, filepath.Join(p, FileName)} {
+		s, _, err := LoadDir(in)
+		if err != nil || s.Name != "one" || s.Path != filepath.Join(p, FileName) {
+			t.Errorf("LoadDir(%q) = %+v, %v", in, s, err)
+		}
+	}
+	if _, _, err := LoadDir(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing path: err = %v, want fs.ErrNotExist", err)
+	}
+	if _, _, err := LoadDir(dir); !errors.Is(err, ErrNoSkill) {
+		t.Errorf("folder without SKILL.md: err = %v, want ErrNoSkill", err)
+	}
+	empty := t.TempDir()
+	if _, err := Scan(empty); !errors.Is(err, ErrNoSkill) {
+		t.Errorf("Scan of empty folder: err = %v, want ErrNoSkill", err)
+	}
+	big := writeSkill(t, dir, "big", "---\nname: big\ndescription: d\n---\n"+strings.Repeat("x", MaxFileSize))
+	if _, ps, err := LoadDir(big); !errors.Is(err, ErrInvalidSkill) || len(ps) != 1 || ps[0].Field != "file" {
+		t.Errorf("oversize file: %v %v", ps, err)
+	}
+}
