@@ -96,7 +96,7 @@ func (p *parser) split(text string) (front, body string, ok bool) {
 			}
 			break
 		}
-		p.errorf("frontmatter", "missing: SKILL.md must start with a line containing only ---")
+		p.errorf("frontmatter", "is missing; SKILL.md must start with a line containing only ---")
 		return "", "", false
 	}
 	for i := 1; i < len(lines); i++ {
@@ -104,7 +104,7 @@ func (p *parser) split(text string) (front, body string, ok bool) {
 			return strings.Join(lines[1:i], ""), strings.Join(lines[i+1:], ""), true
 		}
 	}
-	p.errorf("frontmatter", "unterminated: no closing --- line after the opening one")
+	p.errorf("frontmatter", "is unterminated; no closing --- line follows the opening one")
 	return "", "", false
 }
 
