@@ -112,8 +112,8 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// Library is a set of skills looked up by name. The zero value is not
-// usable; start from Builtins or NewLibrary.
+// Library is a set of skills looked up by name. The zero value is an empty
+// library; Builtins returns one holding baton's own skills.
 type Library struct {
 	skills map[string]*Skill
 }
@@ -143,7 +143,12 @@ func Key(name string) string {
 }
 
 // Add puts s in the library, replacing any skill with the same key.
-func (l *Library) Add(s *Skill) { l.skills[Key(s.Name)] = s }
+func (l *Library) Add(s *Skill) {
+	if l.skills == nil {
+		l.skills = make(map[string]*Skill)
+	}
+	l.skills[Key(s.Name)] = s
+}
 
 // AddDir loads the skills under dir (see Scan) and adds the valid ones,
 // replacing built-ins of the same name. A custom skill replacing another
@@ -169,8 +174,25 @@ func (l *Library) AddDir(dir string) ([]Problem, error) {
 		}
 		l.Add(r.Skill)
 	}
-	return problems, errors.Join(errs...)
+	if len(errs) == 0 {
+		return problems, nil
+	}
+	return problems, invalidSet(errs)
 }
+
+// invalidSet reports several invalid skills on one line, as baton's errors
+// are printed, while errors.Is and errors.As still see each of them.
+type invalidSet []error
+
+func (e invalidSet) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e invalidSet) Unwrap() []error { return e }
 
 // Get finds a skill by name; see Key for how names match.
 func (l *Library) Get(name string) (*Skill, bool) {

@@ -189,3 +189,21 @@ func TestLoadDirPaths(t *testing.T) {
 		t.Errorf("oversize file: %v %v", ps, err)
 	}
 }
+
+func TestAddDirSeveralInvalidIsOneLine(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "a", "no frontmatter")
+	writeSkill(t, dir, "b", "---\nname: b\n---\n")
+	var lib Library // the zero value is usable
+	_, err := lib.AddDir(dir)
+	var ie *InvalidError
+	if !errors.Is(err, ErrInvalidSkill) || !errors.As(err, &ie) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %q, want one line wrapping both invalid skills", err)
+	}
+	if !strings.Contains(err.Error(), filepath.Join(dir, "a")) || !strings.Contains(err.Error(), filepath.Join(dir, "b")) {
+		t.Errorf("err %q does not name both skills", err)
+	}
+	if len(lib.List()) != 0 {
+		t.Errorf("invalid skills were added: %v", lib.Names())
+	}
+}

@@ -8,6 +8,13 @@
 // warning is reported but the skill loads. Skills written for other hosts
 // routinely carry extra keys or long descriptions, and refusing them would
 // make baton useless with the skills people already have.
+//
+// baton is lenient where the file's meaning is unambiguous: a UTF-8 byte
+// order mark is skipped with a warning, CRLF line endings are read as LF,
+// allowed-tools may be a YAML list as well as a space-separated string, and
+// scalar metadata values that are not strings keep their source text.
+// Lookups in a Library ignore case and treat "_", "-" and spaces alike,
+// because planners write skill names loosely.
 package skill
 
 import (
