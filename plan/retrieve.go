@@ -1,0 +1,477 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// SectionText is one section of the document as the retrieval planner sees
+// it. Path is the heading path from the top of the document; it may or may
+// not end with Title. Line and EndLine (1-indexed, inclusive) let Retrieve
+// tell a subsection from its parent; when they are zero it uses Path.
+type SectionText struct {
+	Title   string
+	Path    []string
+	Level   int
+	Line    int
+	EndLine int
+	Text    string
+}
+
+// RetrieveInput is everything the retrieval planner needs.
+type RetrieveInput struct {
+	Task        string
+	Sections    []SectionText
+	Skills      []SkillInfo
+	MaxSubtasks int // DefaultMaxSubtasks when zero or negative
+}
+
+// Tuning of the retrieval ranking. BM25's usual constants; a title word
+// counts as three body words because headings name what a section is about.
+const (
+	bm25K1        = 1.2
+	bm25B         = 0.75
+	titleWeight   = 3.0
+	pathWeight    = 1.0
+	scoreFloor    = 0.5  // below this a section matched only common words
+	secondRatio   = 0.75 // a second section must score close to the first, or it is noise
+	maxPerSubtask = 2
+)
+
+// Retrieve builds a plan without a model: it splits the task into
+// sub-questions, ranks sections against each with BM25 and picks a skill by
+// cue words. It is deterministic, so the same input always gives the same
+// plan. It never uses "self", since no model is there to answer.
+//
+// Each subtask points at the best one or two sections scoring above a floor.
+// A subsection is preferred to its parent when it scores at least as well,
+// and a section is never listed together with its own ancestor. A
+// sub-question that matches nothing gets no pointers, and the assembler falls
+// back to the whole document and reports it.
+func Retrieve(in RetrieveInput) *Plan {
+	max := in.MaxSubtasks
+	if max <= 0 {
+		max = DefaultMaxSubtasks
+	}
+	questions := SplitTask(in.Task, max)
+	idx := newIndex(in.Sections)
+	p := &Plan{}
+	var notes []string
+	for i, q := range questions {
+		st := Subtask{Task: q, Skill: chooseSkill(q, in.Skills)}
+		picked := idx.pick(q)
+		for _, j := range picked {
+			st.ContextPointers.Sections = append(st.ContextPointers.Sections, in.Sections[j].Title)
+		}
+		p.Subtasks = append(p.Subtasks, st)
+		if len(picked) == 0 {
+			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
+		} else {
+			notes = append(notes, fmt.Sprintf("subtask %d -> %s", i+1, quoteAll(st.ContextPointers.Sections)))
+		}
+	}
+	p.Reasoning = fmt.Sprintf("Built by retrieval without a model: the task was split into %d sub-question(s), each matched to sections by keyword ranking (BM25) and given a skill by cue words; %s.",
+		len(questions), strings.Join(notes, "; "))
+	return p
+}
+
+var (
+	// Items of a numbered or bulleted list, at the start of a line.
+	listItem = regexp.MustCompile(`(?m)^\s*(?:\d+[.)]|[-*•]|\(\d+\))\s+`)
+	// Inline enumerations: "(1) ... (2) ..." or "1) ... 2) ...".
+	inlineItem = regexp.MustCompile(`(?:^|\s)(?:\(\d+\)|\d+\))\s+`)
+	// A sentence ends at . ? or ! followed by space and a capital, a digit
+	// or a quote; "e.g. the" and "3.5" do not end one.
+	sentenceEnd = regexp.MustCompile(`[.?!]+\s+["'(]?[A-Z0-9]`)
+	// Clauses joined by ";" or " and also " are separate questions; a plain
+	// "and" is not split, since it usually joins parts of one question.
+	clauseSep = regexp.MustCompile(`(?i);\s*|\s+and\s+also\s+`)
+)
+
+// SplitTask splits a task into at most max sub-questions: list items,
+// sentences, and clauses joined by ";" or "and also". A lead-in ending in a
+// colon ("Answer these:") is dropped when items follow it, and pieces with no
+// content words are dropped. Pieces beyond max are merged into the last one.
+func SplitTask(task string, max int) []string {
+	task = strings.TrimSpace(task)
+	if task == "" {
+		return []string{""}
+	}
+	if max <= 0 {
+		max = DefaultMaxSubtasks
+	}
+	var pieces []string
+	for _, item := range splitOn(task, listItem) {
+		for _, inl := range splitOn(item, inlineItem) {
+			for _, sent := range splitSentences(inl) {
+				for _, cl := range clauseSep.Split(sent, -1) {
+					if cl = strings.TrimSpace(cl); cl != "" {
+						pieces = append(pieces, cl)
+					}
+				}
+			}
+		}
+	}
+	var out []string
+	for i, pc := range pieces {
+		if strings.HasSuffix(pc, ":") && i < len(pieces)-1 {
+			continue
+		}
+		if len(terms(pc)) == 0 {
+			continue
+		}
+		out = append(out, pc)
+	}
+	if len(out) == 0 {
+		return []string{task}
+	}
+	if len(out) > max {
+		out = append(out[:max-1], strings.Join(out[max-1:], " "))
+	}
+	return out
+}
+
+// splitOn splits s before each match of re, dropping the matched marker.
+func splitOn(s string, re *regexp.Regexp) []string {
+	locs := re.FindAllStringIndex(s, -1)
+	if len(locs) == 0 {
+		return []string{s}
+	}
+	var out []string
+	prev := 0
+	for _, l := range locs {
+		if l[0] > prev {
+			out = append(out, s[prev:l[0]])
+		}
+		prev = l[1]
+	}
+	return append(out, s[prev:])
+}
+
+func splitSentences(s string) []string {
+	var out []string
+	start := 0
+	for _, l := range sentenceEnd.FindAllStringIndex(s, -1) {
+		// Cut after the punctuation run, keep the next sentence's first
+		// character.
+		cut := l[0] + strings.IndexFunc(s[l[0]:l[1]], unicode.IsSpace)
+		out = append(out, s[start:cut])
+		start = cut
+	}
+	return append(out, s[start:])
+}
+
+// skillCues maps cue word stems to the skill they suggest, in priority order.
+// A cue ending in "*" matches any word it begins; others match whole words.
+var skillCues = []struct {
+	skill string
+	cues  []string
+}{
+	{"analytical-comparison", []string{"compar*", "versus", "vs", "differ*", "contrast*"}},
+	{"causal-reasoning", []string{"why", "cause*", "caus*", "because", "impact*", "effect", "effects", "consequence*", "lead to", "led to"}},
+	{"summarization", []string{"summar*", "overview", "gist"}},
+	{"classification", []string{"classif*", "categor*", "which type", "what type", "which kind", "what kind"}},
+	{"critique", []string{"critique*", "critici*", "weakness*", "assess*", "evaluat*", "sound"}},
+	{"gap-analysis", []string{"missing", "gap", "gaps", "lack*", "omit*", "omission*"}},
+	{"structured-synthesis", []string{"combin*", "synthes*", "overall", "plan", "recommend*"}},
+}
+
+const fallbackSkill = "fact-extraction"
+
+// cueSkill returns the skill the question's wording suggests.
+func cueSkill(q string) string {
+	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	joined := " " + strings.Join(words, " ") + " "
+	for _, sc := range skillCues {
+		for _, cue := range sc.cues {
+			if strings.Contains(cue, " ") {
+				if strings.Contains(joined, " "+cue+" ") {
+					return sc.skill
+				}
+				continue
+			}
+			stem, prefix := strings.CutSuffix(cue, "*")
+			for _, w := range words {
+				if w == stem || (prefix && strings.HasPrefix(w, stem)) {
+					return sc.skill
+				}
+			}
+		}
+	}
+	return fallbackSkill
+}
+
+// chooseSkill maps the cue skill onto the caller's library: the same name,
+// or its underscore form, or else the first skill given.
+func chooseSkill(q string, skills []SkillInfo) string {
+	want := cueSkill(q)
+	if len(skills) == 0 {
+		return want
+	}
+	under := strings.ReplaceAll(want, "-", "_")
+	for _, s := range skills {
+		if strings.EqualFold(s.Name, want) || strings.EqualFold(s.Name, under) {
+			return s.Name
+		}
+	}
+	return skills[0].Name
+}
+
+// index is a BM25 index over sections with the title as a weighted field.
+type index struct {
+	secs []SectionText
+	tf   []map[string]float64
+	path []map[string]float64 // weighted terms of the headings above the section
+	lens []float64
+	avg  float64
+	df   map[string]int
+}
+
+func newIndex(secs []SectionText) *index {
+	ix := &index{secs: secs, df: map[string]int{}}
+	total := 0.0
+	for _, s := range secs {
+		tf := map[string]float64{}
+		for _, t := range terms(s.Title) {
+			tf[t] += titleWeight
+		}
+		for _, t := range terms(s.Text) {
+			tf[t]++
+		}
+		// Path terms are kept apart so that a match through the heading
+		// path alone can be told from one in the section's own words.
+		path := map[string]float64{}
+		for _, p := range ancestorsOf(s) {
+			for _, t := range terms(p) {
+				path[t] += pathWeight
+			}
+		}
+		n := 0.0
+		for t, f := range tf {
+			n += f
+			ix.df[t]++
+		}
+		for t, f := range path {
+			n += f
+			if tf[t] == 0 {
+				ix.df[t]++
+			}
+		}
+		ix.path = append(ix.path, path)
+		ix.tf = append(ix.tf, tf)
+		ix.lens = append(ix.lens, n)
+		total += n
+	}
+	if len(secs) > 0 {
+		ix.avg = total / float64(len(secs))
+	}
+	return ix
+}
+
+// ancestorsOf returns the headings above s in its path.
+func ancestorsOf(s SectionText) []string {
+	p := s.Path
+	if len(p) > 0 && p[len(p)-1] == s.Title {
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+func (ix *index) score(q []string, j int) float64 {
+	if ix.avg == 0 {
+		return 0
+	}
+	n := float64(len(ix.secs))
+	norm := 1 - bm25B + bm25B*ix.lens[j]/ix.avg
+	s := 0.0
+	for _, t := range q {
+		f := ix.tf[j][t] + ix.path[j][t]
+		if f == 0 {
+			continue
+		}
+		df := float64(ix.df[t])
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		s += idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
+	}
+	return s
+}
+
+// pick returns the indexes of the sections to point at for question q.
+func (ix *index) pick(question string) []int {
+	q := slices.Compact(sortedTerms(question))
+	type cand struct {
+		j     int
+		score float64
+	}
+	var cands []cand
+	for j := range ix.secs {
+		if strings.TrimSpace(ix.secs[j].Title) == "" {
+			continue // a pointer names a section by its title
+		}
+		if s := ix.score(q, j); s >= scoreFloor {
+			cands = append(cands, cand{j, s})
+		}
+	}
+	// Highest score first; ties go to the deeper section, then document
+	// order, so the result never depends on map order.
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		switch {
+		case a.score != b.score:
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		case ix.secs[a.j].Level != ix.secs[b.j].Level:
+			return ix.secs[b.j].Level - ix.secs[a.j].Level
+		}
+		return a.j - b.j
+	})
+	var picked []int
+	var top float64
+	for _, c := range cands {
+		if len(picked) == maxPerSubtask {
+			break
+		}
+		if len(picked) > 0 && c.score < secondRatio*top {
+			break
+		}
+		// A section's text contains its subsections', so a parent always
+		// matches at least as much as any child. A subsection that covers
+		// every query word the parent covers holds all the parent offers
+		// for this question, in less text: it takes the parent's place
+		// and score. Done here, for the few sections that get picked,
+		// because it costs a pass over the index.
+		if d := ix.coveringDescendant(q, c.j); d >= 0 {
+			c.j = d
+		}
+		if slices.ContainsFunc(picked, func(p int) bool {
+			return ix.secs[p].Title == ix.secs[c.j].Title || ix.isAncestor(p, c.j) || ix.isAncestor(c.j, p)
+		}) {
+			continue
+		}
+		if len(picked) == 0 {
+			top = c.score
+		}
+		picked = append(picked, c.j)
+	}
+	return picked
+}
+
+// coveringDescendant returns the best-scoring section inside section a
+// that matches every query term a matches, at least one of them in its own
+// title or text, or -1.
+func (ix *index) coveringDescendant(q []string, a int) int {
+	want := 0
+	for _, t := range q {
+		if ix.tf[a][t]+ix.path[a][t] > 0 {
+			want++
+		}
+	}
+	best, bestScore := -1, 0.0
+	for d := range ix.secs {
+		if d == a || strings.TrimSpace(ix.secs[d].Title) == "" || !ix.isAncestor(a, d) {
+			continue
+		}
+		have, ownHit := 0, false
+		for _, t := range q {
+			if ix.tf[d][t]+ix.path[d][t] > 0 {
+				have++
+			}
+			ownHit = ownHit || ix.tf[d][t] > 0
+		}
+		// Matching only through the heading path says nothing: every
+		// sibling inherits the same path, and the question is about the
+		// parent's topic as a whole.
+		if have < want || !ownHit {
+			continue
+		}
+		if s := ix.score(q, d); best < 0 || s > bestScore || (s == bestScore && ix.secs[d].Level > ix.secs[best].Level) {
+			best, bestScore = d, s
+		}
+	}
+	return best
+}
+
+// isAncestor reports whether section a contains section b.
+func (ix *index) isAncestor(a, b int) bool {
+	sa, sb := ix.secs[a], ix.secs[b]
+	if sa.Line > 0 && sa.EndLine > 0 && sb.Line > 0 && sb.EndLine > 0 {
+		return sa.Line < sb.Line && sb.EndLine <= sa.EndLine && sa.Level < sb.Level
+	}
+	pa := append(slices.Clone(ancestorsOf(sa)), sa.Title)
+	pb := append(slices.Clone(ancestorsOf(sb)), sb.Title)
+	return len(pa) < len(pb) && slices.Equal(pa, pb[:len(pa)])
+}
+
+func sortedTerms(s string) []string {
+	t := terms(s)
+	slices.Sort(t)
+	return t
+}
+
+// terms lowercases, splits on anything but letters and digits, drops
+// stopwords and strips common suffixes, so "Latencies" and "latency" meet.
+func terms(s string) []string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	out := words[:0]
+	for _, w := range words {
+		if stopwords[w] {
+			continue
+		}
+		out = append(out, stem(w))
+	}
+	return out
+}
+
+// stem is a crude suffix stripper: good enough to match plural and verb
+// forms in short questions, and deterministic.
+func stem(w string) string {
+	for _, suf := range []struct{ from, to string }{
+		{"ies", "y"}, {"ing", ""}, {"edly", ""}, {"ed", ""}, {"ly", ""}, {"es", ""}, {"s", ""},
+	} {
+		if strings.HasSuffix(w, suf.from) && len(w)-len(suf.from)+len(suf.to) >= 3 {
+			if suf.from == "s" && strings.HasSuffix(w, "ss") {
+				continue
+			}
+			return w[:len(w)-len(suf.from)] + suf.to
+		}
+	}
+	return w
+}
+
+// stopwords holds function words plus words tasks use to ask ("document",
+// "describe", "summarise") that say nothing about where the answer is; a
+// request for an overview must not send every subtask to the section titled
+// "Overview".
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all also am an and any are as at be
+		because been before being below between both but by can could did do does doing down during each few
+		for from further had has have having he her here hers herself him himself his how i if in into is it
+		its itself just me more most my myself no nor not now of off on once only or other our ours ourselves
+		out over own same she should so some such than that the their theirs them themselves then there these
+		they this those through to too under until up very was we were what when where which while who whom
+		will with would you your yours yourself yourselves
+		according answer answers based briefly describe detail details document documents explain give list
+		mention mentioned please question questions say says section sections state stated tell text using
+		gist overview summarise summarize summary report paper article`) {
+		m[w] = true
+	}
+	return m
+}()
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
