@@ -58,17 +58,7 @@ var markdown = sync.OnceValue(func() parser.Parser { return goldmark.DefaultPars
 // headings.
 func Parse(src []byte) *Document {
 	d := &Document{src: src, lineStarts: lineStarts(src)}
-	// goldmark would read front matter as a thematic break and a setext
-	// heading; blanking it (same byte offsets) keeps line numbers exact.
-	parseSrc := src
-	if end := frontMatterEnd(src); end > 0 {
-		parseSrc = bytes.Clone(src)
-		for i := 0; i < end; i++ {
-			if parseSrc[i] != '\n' && parseSrc[i] != '\r' {
-				parseSrc[i] = ' '
-			}
-		}
-	}
+	parseSrc := parseView(src)
 	root := markdown().Parse(text.NewReader(parseSrc))
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
@@ -117,6 +107,35 @@ func Parse(src []byte) *Document {
 		}
 	}
 	return d
+}
+
+// parseView returns the bytes goldmark should see: the same length and line
+// breaks as src, so offsets map to lines directly. Front matter is blanked
+// (goldmark would read it as a thematic break and a setext heading), and a
+// lone '\r', which goldmark takes for a line break but baton does not,
+// becomes a space.
+func parseView(src []byte) []byte {
+	end := frontMatterEnd(src)
+	loneCR := false
+	for i, b := range src {
+		if b == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			loneCR = true
+			break
+		}
+	}
+	if end == 0 && !loneCR {
+		return src
+	}
+	v := bytes.Clone(src)
+	for i := range v {
+		switch {
+		case i < end && v[i] != '\n' && v[i] != '\r':
+			v[i] = ' '
+		case v[i] == '\r' && (i+1 == len(v) || v[i+1] != '\n'):
+			v[i] = ' '
+		}
+	}
+	return v
 }
 
 // atxLine tells an ATX heading's line from the first line of a setext

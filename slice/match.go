@@ -195,16 +195,30 @@ func (d *Document) byNumbering(pk headingKeys) []int {
 	return hits
 }
 
-// pathSep splits "Methods > Sampling", "Methods / Sampling", "Methods ›
-// Sampling", "Methods :: Sampling" and "Methods: Sampling". It only runs
-// once no heading carries the whole pointer as its title.
-var pathSep = regexp.MustCompile(`\s*(?:->|=>|>|/|›|»|→|::|\|)\s*|:\s+`)
+// pathSeps split "Methods > Sampling", "Methods / Sampling", "Methods ›
+// Sampling", "Methods :: Sampling" and "Methods: Sampling", strongest
+// first, so a '/' inside a file name survives a '>' split. Path matching
+// only runs once no heading carries the whole pointer as its title.
+var pathSeps = []*regexp.Regexp{
+	regexp.MustCompile(`\s*(?:->|=>|>|›|»|→|::|\|)\s*`),
+	regexp.MustCompile(`\s*/\s*`),
+	regexp.MustCompile(`:\s+`),
+}
 
 func (d *Document) byPath(plain string) []int {
+	for _, sep := range pathSeps {
+		if hits := d.byPathSplit(sep.Split(plain, -1)); len(hits) > 0 {
+			return hits
+		}
+	}
+	return nil
+}
+
+func (d *Document) byPathSplit(split []string) []int {
 	var comps []headingKeys
-	for _, c := range pathSep.Split(plain, -1) {
-		if c = plainPointer(c); c != "" {
-			comps = append(comps, keysOf(c))
+	for _, c := range split {
+		if k := keysOf(plainPointer(c)); k.full != "" {
+			comps = append(comps, k)
 		}
 	}
 	if len(comps) < 2 {

@@ -1,0 +1,137 @@
+package slice
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func seedDocs(f *testing.F) [][]byte {
+	f.Helper()
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.md"))
+	var out [][]byte
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return append(out,
+		[]byte(""), []byte("#"), []byte("---\n---\n"), []byte("a\n===\n"), []byte("```\n# x\n"),
+		[]byte("# A\r\n## B\r\n"), []byte("\xff\xfe# \x00\n"), []byte("> # q\n- # l\n    # c\n"))
+}
+
+// checkDocument holds for any input: headings lie inside the document and
+// nest properly.
+func checkDocument(t *testing.T, d *Document) {
+	n := d.NumLines()
+	if len(d.Lines()) != n {
+		t.Fatalf("Lines() has %d lines, NumLines %d", len(d.Lines()), n)
+	}
+	for _, h := range d.Outline() {
+		if h.Level < 1 || h.Level > 6 || h.Line < 1 || h.EndLine < h.Line || h.EndLine > n || len(h.Path) >= h.Level {
+			t.Fatalf("bad heading %+v in a %d-line document", h, n)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, b := range seedDocs(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		d := Parse(src)
+		checkDocument(t, d)
+		if d.Text() != string(src) {
+			t.Fatal("Text() differs from the input")
+		}
+		combined, parts := Combine([]NamedDoc{{Name: "x", Data: src}, {Name: "y", Data: src}})
+		c := Parse(combined)
+		checkDocument(t, c)
+		// Each file's heading must survive whatever the file holds.
+		for _, p := range parts {
+			if _, ok := headingAt(c, p.StartLine); !ok {
+				t.Fatalf("file heading at line %d lost in:\n%s", p.StartLine, combined)
+			}
+		}
+	})
+}
+
+func FuzzExtract(f *testing.F) {
+	for i, b := range seedDocs(f) {
+		f.Add(b, "Results", "Methods > Sampling", i-3, i+5)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, s1, s2 string, a, b int) {
+		d := Parse(src)
+		r := d.Extract(Pointers{Sections: []string{s1, s2}, LineRanges: [][2]int{{a, b}}})
+		n := d.NumLines()
+		if r.Fallback != (len(r.Matched) == 0) {
+			t.Fatalf("fallback %v with %d matches", r.Fallback, len(r.Matched))
+		}
+		if len(r.Matched)+len(r.Unmatched) != 3 {
+			t.Fatalf("%d matched + %d unmatched, want 3 pointers accounted for", len(r.Matched), len(r.Unmatched))
+		}
+		if r.Fallback {
+			if r.Text != d.Text() {
+				t.Fatal("fallback text is not the whole document")
+			}
+			return
+		}
+		for _, m := range r.Matched {
+			if m.StartLine < 1 || m.EndLine < m.StartLine || m.EndLine > n {
+				t.Fatalf("match %+v outside 1-%d", m, n)
+			}
+		}
+		// Text is made of whole document lines, in order, each once.
+		lines := strings.SplitAfter(d.Text(), "\n")
+		pos := 0
+		for _, l := range strings.SplitAfter(r.Text, "\n") {
+			if l == "" {
+				continue
+			}
+			for pos < len(lines) && lines[pos] != l {
+				pos++
+			}
+			if pos == len(lines) {
+				t.Fatalf("text line %q is not a document line in order", l)
+			}
+			pos++
+		}
+	})
+}
+
+// bigDoc builds about size bytes of varied markdown: nested headings,
+// fences holding '#' lines, tables and prose.
+func bigDoc(size int) []byte {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "# Chapter %d\n\nIntro to chapter %d.\n\n", i, i)
+		for j := 0; j < 5; j++ {
+			fmt.Fprintf(&b, "## %d.%d Section about topic %d\n\n", i, j, i*5+j)
+			b.WriteString("Some *emphasis*, `code` and a [link](http://example.com). ")
+			b.WriteString(strings.Repeat("Lorem ipsum dolor sit amet. ", 6) + "\n\n")
+			b.WriteString("```sh\n# a comment, not a heading\necho hi\n```\n\n")
+			fmt.Fprintf(&b, "### Details %d\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n", j)
+		}
+	}
+	return []byte(b.String())
+}
+
+func BenchmarkParseExtract(b *testing.B) {
+	src := bigDoc(1 << 20)
+	p := Pointers{
+		Sections:   []string{"Chapter 100", "57.3 Section about topic 288", "Chapter 7 > Details 2", "Sectoin about topic 99", "Nothing like this"},
+		LineRanges: [][2]int{{100, 200}},
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := Parse(src).Extract(p)
+		if r.Fallback || len(r.Unmatched) != 1 {
+			b.Fatalf("unexpected result: unmatched %q", r.Unmatched)
+		}
+	}
+}
