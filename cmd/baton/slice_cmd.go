@@ -1,0 +1,210 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-dev/baton/slice"
+	"github.com/baton-dev/baton/tokens"
+)
+
+func init() { register(newSliceCmd) }
+
+// sliceJSON is the public --json shape; matched and unmatched are always
+// arrays so consumers need not tell null from empty.
+type sliceJSON struct {
+	Text      string        `json:"text"`
+	Tokens    int           `json:"tokens"`
+	Matched   []slice.Match `json:"matched"`
+	Unmatched []string      `json:"unmatched"`
+	Fallback  bool          `json:"fallback"`
+	Warnings  []string      `json:"warnings"`
+	Files     []slice.Part  `json:"files,omitempty"`
+}
+
+func newSliceCmd() *cobra.Command {
+	var (
+		docs     []string
+		sections []string
+		lines    []string
+		asJSON   bool
+		outline  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "slice --doc FILE [--section TITLE]... [--lines A-B]...",
+		Short: "Cut the sections or lines of a document that a subtask needs",
+		Long: `slice prints the part of a markdown document that --section and --lines
+name, exactly as baton hands it to a sub-agent. No model is called.
+
+A section runs from its heading to the line before the next heading of the
+same or higher level. Section titles are matched forgivingly: case, spacing,
+markup, quotes, section numbers ("3.2 Results" or "Results"), parent paths
+("Methods > Sampling") and a small typo are all tolerated, but a title that
+names nothing in the document is reported, never bound to a neighbour.
+Line ranges are 1-indexed and inclusive.
+
+If no pointer matches, or none is given, the whole document is printed and a
+warning goes to standard error. Use --outline to see the headings and their
+lines. With several --doc files, each becomes a top-level section named by
+its path, and line numbers refer to the combined text.`,
+		Example: `  baton slice --doc report.md --section "Results" --section "Methods > Sampling"
+  baton slice --doc report.md --lines 40-80 --json
+  baton slice --doc report.md --outline`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(docs) == 0 {
+				return usageErrorf("slice needs --doc FILE (- for standard input)")
+			}
+			var ranges [][2]int
+			for _, v := range lines {
+				r, err := parseLineRange(v)
+				if err != nil {
+					return usageErrorf("--lines %q: %v", v, err)
+				}
+				ranges = append(ranges, r)
+			}
+			src, parts, err := readDocs(cmd.InOrStdin(), docs)
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			d := slice.Parse(src)
+			out := cmd.OutOrStdout()
+			if outline {
+				return printOutline(out, d.Outline(), asJSON)
+			}
+			r := d.Extract(slice.Pointers{Sections: sections, LineRanges: ranges})
+			for _, u := range r.Unmatched {
+				fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %s matched nothing\n", describePointer(u))
+			}
+			for _, w := range r.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %s\n", w)
+			}
+			if !asJSON {
+				_, err := io.WriteString(out, r.Text)
+				if err == nil && r.Text != "" && !strings.HasSuffix(r.Text, "\n") {
+					_, err = io.WriteString(out, "\n")
+				}
+				return err
+			}
+			j := sliceJSON{
+				Text: r.Text, Tokens: tokens.Count(r.Text), Matched: r.Matched, Unmatched: r.Unmatched,
+				Fallback: r.Fallback, Warnings: r.Warnings, Files: parts,
+			}
+			if j.Matched == nil {
+				j.Matched = []slice.Match{}
+			}
+			if j.Unmatched == nil {
+				j.Unmatched = []string{}
+			}
+			if j.Warnings == nil {
+				j.Warnings = []string{}
+			}
+			return writeJSON(out, j)
+		},
+	}
+	f := cmd.Flags()
+	// StringArray, not StringSlice: section titles may contain commas.
+	f.StringArrayVar(&docs, "doc", nil, "markdown `FILE` to cut from (- for standard input); repeat to combine files")
+	f.StringArrayVar(&sections, "section", nil, "section `TITLE` to include; repeatable")
+	f.StringArrayVar(&lines, "lines", nil, "line range `A-B` to include (1-indexed, inclusive; a single number is one line); repeatable")
+	f.BoolVar(&asJSON, "json", false, "print JSON with the text, its token count and what each pointer matched")
+	f.BoolVar(&outline, "outline", false, "print the document's headings with their line spans instead of a slice")
+	return cmd
+}
+
+func describePointer(u string) string {
+	if strings.HasPrefix(u, "lines ") {
+		return u
+	}
+	return fmt.Sprintf("section %q", u)
+}
+
+var lineRangeRe = regexp.MustCompile(`^\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?$`)
+
+// parseLineRange reads "A-B" (or "A:B", or "A" for one line). Order and
+// bounds are left to the assembler, which reports a reversed or
+// out-of-document range as unmatched, the same as it would from a plan.
+func parseLineRange(v string) ([2]int, error) {
+	m := lineRangeRe.FindStringSubmatch(v)
+	if m == nil {
+		return [2]int{}, fmt.Errorf("want A-B, two line numbers")
+	}
+	a, err := strconv.Atoi(m[1])
+	if err != nil {
+		return [2]int{}, fmt.Errorf("line number %s is too large", m[1])
+	}
+	b := a
+	if m[2] != "" {
+		if b, err = strconv.Atoi(m[2]); err != nil {
+			return [2]int{}, fmt.Errorf("line number %s is too large", m[2])
+		}
+	}
+	return [2]int{a, b}, nil
+}
+
+// readDocs reads one document, or combines several so each is a top-level
+// section named by its path.
+func readDocs(stdin io.Reader, names []string) ([]byte, []slice.Part, error) {
+	var nds []slice.NamedDoc
+	for _, name := range names {
+		var data []byte
+		var err error
+		if name == "-" {
+			data, err = readAllFrom(stdin)
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
+		}
+		nds = append(nds, slice.NamedDoc{Name: name, Data: data})
+	}
+	if len(nds) == 1 {
+		return nds[0].Data, nil, nil
+	}
+	src, parts := slice.Combine(nds)
+	return src, parts, nil
+}
+
+func printOutline(w io.Writer, hs []slice.Heading, asJSON bool) error {
+	if asJSON {
+		for i := range hs {
+			if hs[i].Path == nil {
+				hs[i].Path = []string{}
+			}
+		}
+		if hs == nil {
+			hs = []slice.Heading{}
+		}
+		return writeJSON(w, hs)
+	}
+	width := 1
+	if len(hs) > 0 {
+		width = len(strconv.Itoa(hs[len(hs)-1].EndLine))
+		for _, h := range hs {
+			width = max(width, len(strconv.Itoa(h.EndLine)))
+		}
+	}
+	for _, h := range hs {
+		span := fmt.Sprintf("%d-%d", h.Line, h.EndLine)
+		indent := strings.Repeat("  ", h.Level-1)
+		if _, err := fmt.Fprintf(w, "%-*s  %s%s %s\n", 2*width+1, span, indent, strings.Repeat("#", h.Level), h.Title); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

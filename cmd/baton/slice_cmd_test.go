@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/baton-dev/baton/tokens"
+)
+
+// The -update flag may be registered by another command's tests in this
+// package; share it rather than registering it twice.
+var sliceUpdate = func() func() bool {
+	if f := flag.Lookup("update"); f != nil {
+		return func() bool { return f.Value.String() == "true" }
+	}
+	b := flag.Bool("update", false, "rewrite golden files under testdata/")
+	return func() bool { return *b }
+}()
+
+const sliceDoc = "../../slice/testdata/report.md"
+
+func TestSliceJSONGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"sections", []string{"--section", "Results > Cost", "--section", "**Executive Summary**:"}},
+		{"lines and overlap", []string{"--lines", "36-38", "--section", "2.2 Cost", "--lines", "900-950"}},
+		{"unmatched falls back", []string{"--section", "Appendix C"}},
+		{"ambiguous and fuzzy", []string{"--doc", "../../slice/testdata/setext.md", "--section", "Overview", "--section", "Deploymnet"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"slice", "--json"}, tt.args...)
+			if !strings.Contains(strings.Join(tt.args, " "), "--doc") {
+				args = append(args, "--doc", sliceDoc)
+			}
+			code, out, _ := runBaton(t, "", args...)
+			if code != exitOK {
+				t.Fatalf("exit %d", code)
+			}
+			path := filepath.Join("testdata", "slice", strings.ReplaceAll(tt.name, " ", "_")+".json")
+			if sliceUpdate() {
+				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), out); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", path, diff)
+			}
+			var got sliceJSON
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Tokens != tokens.Count(got.Text) || got.Matched == nil || got.Unmatched == nil {
+				t.Errorf("tokens %d for the text (want %d); matched %v, unmatched %v must be arrays", got.Tokens, tokens.Count(got.Text), got.Matched, got.Unmatched)
+			}
+			if got.Fallback != (len(got.Matched) == 0) {
+				t.Errorf("fallback %v with %d matches", got.Fallback, len(got.Matched))
+			}
+		})
+	}
+}
+
+func TestSliceCommand(t *testing.T) {
+	src, err := os.ReadFile(sliceDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	tests := []struct {
+		name      string
+		stdin     string
+		args      []string
+		code      int
+		stdout    string
+		stderrHas []string
+		stderrN   int // lines on stderr
+	}{
+		{name: "section", args: []string{"--doc", sliceDoc, "--section", "Cost"}, stdout: strings.Join(lines[35:39], "")},
+		{name: "lines", args: []string{"--doc", sliceDoc, "--lines", "1-2", "--lines", "9"}, stdout: lines[0] + lines[1] + lines[8]},
+		{name: "stdin", stdin: "# A\nx\n# B\ny", args: []string{"--doc", "-", "--section", "b"}, stdout: "# B\ny\n"},
+		{name: "unmatched warns", args: []string{"--doc", sliceDoc, "--section", "Cost", "--section", "Nope"}, stdout: strings.Join(lines[35:39], ""),
+			stderrHas: []string{`section "Nope" matched nothing`}, stderrN: 1},
+		{name: "fallback warns", args: []string{"--doc", sliceDoc, "--lines", "900-950"}, stdout: string(src),
+			stderrHas: []string{"lines 900-950 matched nothing", "whole document"}, stderrN: 2},
+		{name: "no pointers", args: []string{"--doc", sliceDoc}, stdout: string(src), stderrHas: []string{"no pointers given"}, stderrN: 1},
+		{name: "bad lines", args: []string{"--doc", sliceDoc, "--lines", "ten-twenty"}, code: exitUsage, stderrHas: []string{`--lines "ten-twenty"`}, stderrN: 1},
+		{name: "huge line number", args: []string{"--doc", sliceDoc, "--lines", "1-99999999999999999999"}, code: exitUsage, stderrN: 1},
+		{name: "missing doc flag", args: []string{"--section", "x"}, code: exitUsage, stderrHas: []string{"--doc"}, stderrN: 1},
+		{name: "missing file", args: []string{"--doc", "nope.md"}, code: exitError, stderrHas: []string{"nope.md"}, stderrN: 1},
+		{name: "stray argument", args: []string{"--doc", sliceDoc, "Results"}, code: exitUsage, stderrN: 1},
+		{name: "outline", stdin: "# A\n\n## B\n```\n# no\n```\n# C\n", args: []string{"--doc", "-", "--outline"},
+			stdout: "1-6  # A\n3-6    ## B\n7-7  # C\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runBaton(t, tt.stdin, append([]string{"slice"}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tt.code, errOut)
+			}
+			if tt.code == exitOK {
+				if diff := cmp.Diff(tt.stdout, out); diff != "" {
+					t.Errorf("stdout (-want +got):\n%s", diff)
+				}
+			}
+			for _, s := range tt.stderrHas {
+				if !strings.Contains(errOut, s) {
+					t.Errorf("stderr %q lacks %q", errOut, s)
+				}
+			}
+			if n := strings.Count(errOut, "\n"); n != tt.stderrN {
+				t.Errorf("stderr has %d lines, want %d: %q", n, tt.stderrN, errOut)
+			}
+		})
+	}
+}
+
+func TestSliceCombinedDocs(t *testing.T) {
+	code, out, errOut := runBaton(t, "", "slice", "--json", "--doc", sliceDoc, "--doc", "../../slice/testdata/runbook.md",
+		"--section", "../../slice/testdata/runbook.md > Rollback", "--section", "../../slice/testdata/report.md > Cost")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got sliceJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Files) != 2 || len(got.Matched) != 2 || got.Fallback {
+		t.Fatalf("files %+v matched %+v", got.Files, got.Matched)
+	}
+	for _, m := range got.Matched {
+		f := got.Files[0]
+		if strings.Contains(m.Pointer, "runbook") {
+			f = got.Files[1]
+		}
+		if _, ok := f.SourceLine(m.StartLine); !ok {
+			t.Errorf("match %+v is not inside %+v", m, f)
+		}
+	}
+	if !strings.Contains(got.Text, "promote the other replica") || !strings.Contains(got.Text, "Spend fell 8%") {
+		t.Errorf("text %q", got.Text)
+	}
+}
+
+func TestParseLineRange(t *testing.T) {
+	tests := []struct {
+		in   string
+		want [2]int
+		ok   bool
+	}{
+		{"1-5", [2]int{1, 5}, true}, {" 3 - 4 ", [2]int{3, 4}, true}, {"7", [2]int{7, 7}, true}, {"2:9", [2]int{2, 9}, true},
+		{"9-2", [2]int{9, 2}, true}, {"", [2]int{}, false}, {"-1-5", [2]int{}, false}, {"1-", [2]int{}, false}, {"a-b", [2]int{}, false}, {"1-2-3", [2]int{}, false},
+	}
+	for _, tt := range tests {
+		got, err := parseLineRange(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseLineRange(%q) = %v, %v", tt.in, got, err)
+		}
+	}
+}
