@@ -218,3 +218,24 @@ func (l *Library) Names() []string {
 	}
 	return names
 }
+
+// Resolve is Get with the fallback a plan needs: an unknown name yields the
+// generic analyst skill, and found reports whether the name was known so the
+// caller can record the substitution.
+func (l *Library) Resolve(name string) (s *Skill, found bool) {
+	if s, ok := l.Get(name); ok {
+		return s, true
+	}
+	return Generic(), false
+}
+
+// Catalog lists the skills for a planner's prompt, one "- name: description"
+// line each, sorted by name. Descriptions are folded onto one line, since a
+// planner matches on them and a stray line break reads as a new entry.
+func (l *Library) Catalog() string {
+	var b strings.Builder
+	for _, s := range l.List() {
+		fmt.Fprintf(&b, "- %s: %s\n", s.Name, strings.Join(strings.Fields(s.Description), " "))
+	}
+	return b.String()
+}

@@ -207,3 +207,27 @@ func TestAddDirSeveralInvalidIsOneLine(t *testing.T) {
 		t.Errorf("invalid skills were added: %v", lib.Names())
 	}
 }
+
+func TestResolveAndCatalog(t *testing.T) {
+	lib := Builtins()
+	if s, found := lib.Resolve("Critique"); !found || s.Name != "critique" {
+		t.Errorf("Resolve(Critique) = %v, %v", s.Name, found)
+	}
+	if s, found := lib.Resolve("poetry"); found || s.Name != Generic().Name {
+		t.Errorf("Resolve(poetry) = %v, %v, want the generic skill", s.Name, found)
+	}
+
+	lib.Add(&Skill{Name: "multi", Description: "First line.\n  Second line."})
+	lines := strings.Split(strings.TrimSuffix(lib.Catalog(), "\n"), "\n")
+	if len(lines) != len(builtinNames)+1 {
+		t.Fatalf("catalog has %d lines:\n%s", len(lines), lib.Catalog())
+	}
+	for i, s := range lib.List() {
+		if !strings.HasPrefix(lines[i], "- "+s.Name+": ") {
+			t.Errorf("line %d = %q, want skill %s", i, lines[i], s.Name)
+		}
+	}
+	if !strings.Contains(lib.Catalog(), "- multi: First line. Second line.\n") {
+		t.Errorf("multi-line description not folded:\n%s", lib.Catalog())
+	}
+}
