@@ -202,9 +202,10 @@ func RepairPrompt(raw string, err error) string {
 // JSONSchema returns the plan's JSON Schema for providers' structured output.
 // It follows the strict subset those providers accept: every property is
 // required and no others are allowed, so "answer" is required and is the
-// empty string for delegated subtasks (Parse accepts that). The subtask
-// maximum is configurable, so it is stated in the prompt and enforced by
-// validation rather than fixed here.
+// empty string for delegated subtasks (Parse accepts that). Numeric and
+// length constraints are left out (Anthropic rejects "minimum" and any
+// minItems but 0 or 1), and the subtask maximum is configurable: both are
+// stated in the prompt and enforced by validation instead.
 func JSONSchema() map[string]any {
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	return map[string]any{
@@ -236,10 +237,9 @@ func JSONSchema() map[string]any {
 									"type":        "array",
 									"description": "[start, end] pairs, 1-indexed and inclusive, for content with no heading.",
 									"items": map[string]any{
-										"type":     "array",
-										"minItems": 2,
-										"maxItems": 2,
-										"items":    map[string]any{"type": "integer", "minimum": 1},
+										"type":        "array",
+										"description": "[start, end]",
+										"items":       map[string]any{"type": "integer"},
 									},
 								},
 							},

@@ -199,3 +199,40 @@ func checkKeys(t *testing.T, what string, schema, value map[string]any) {
 		}
 	}
 }
+
+// TestJSONSchemaPortable keeps the schema inside the subset every provider's
+// strict mode accepts: Anthropic rejects numeric bounds and minItems other
+// than 0 or 1, and strict modes need additionalProperties false and every
+// property required.
+func TestJSONSchemaPortable(t *testing.T) {
+	var walk func(path string, node map[string]any)
+	walk = func(path string, node map[string]any) {
+		for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems", "minLength", "maxLength", "pattern"} {
+			if _, ok := node[k]; ok {
+				t.Errorf("%s: uses unsupported keyword %q", path, k)
+			}
+		}
+		if n, ok := node["minItems"].(int); ok && n > 1 {
+			t.Errorf("%s: minItems %d, want 0 or 1", path, n)
+		}
+		if props, ok := node["properties"].(map[string]any); ok {
+			if node["additionalProperties"] != false {
+				t.Errorf("%s: additionalProperties is not false", path)
+			}
+			req := map[string]bool{}
+			for _, r := range node["required"].([]any) {
+				req[r.(string)] = true
+			}
+			for k, v := range props {
+				if !req[k] {
+					t.Errorf("%s: property %q is not required", path, k)
+				}
+				walk(path+"."+k, v.(map[string]any))
+			}
+		}
+		if items, ok := node["items"].(map[string]any); ok {
+			walk(path+"[]", items)
+		}
+	}
+	walk("$", JSONSchema())
+}
