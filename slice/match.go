@@ -180,19 +180,28 @@ func sameNumbering(p, h headingKeys) bool {
 
 func (d *Document) byNumbering(pk headingKeys) []int {
 	hits := d.find(func(h *Heading) bool { return sameNumbering(pk, h.keys) })
-	if pk.num != "" {
-		// A pointer's number settles which of several equal titles it means.
-		var numbered []int
-		for _, i := range hits {
-			if d.headings[i].keys.num == pk.num {
-				numbered = append(numbered, i)
-			}
-		}
-		if len(numbered) > 0 {
-			return numbered
+	// A pointer's number settles which of several equal titles it means,
+	// and its label which of several equal numbers ("Step 1" over "1.
+	// Introduction").
+	hits = d.prefer(hits, pk.num != "", func(h *Heading) bool { return h.keys.num == pk.num })
+	return d.prefer(hits, pk.num != "", func(h *Heading) bool { return h.keys.label == pk.label })
+}
+
+// prefer narrows hits to those satisfying ok, when asked and when any do.
+func (d *Document) prefer(hits []int, when bool, ok func(*Heading) bool) []int {
+	if !when {
+		return hits
+	}
+	var kept []int
+	for _, i := range hits {
+		if ok(&d.headings[i]) {
+			kept = append(kept, i)
 		}
 	}
-	return hits
+	if len(kept) == 0 {
+		return hits
+	}
+	return kept
 }
 
 // pathSeps split "Methods > Sampling", "Methods / Sampling", "Methods ›

@@ -92,6 +92,8 @@ func TestPointerMatching(t *testing.T) {
 			{"step 3: repoint clients", "Runbook: Database Failover > Step 3: Repoint Clients", KindNormalized},
 			{"Step 4 - Verify", "Runbook: Database Failover > Step 4: Verify", KindNormalized},
 			{"Roll back", "Runbook: Database Failover > Rollback", KindNormalized},
+			{"the Rollback section", "Runbook: Database Failover > Rollback", KindNumbering},
+			{"- Symptoms", "Runbook: Database Failover > Symptoms", KindNormalized},
 			{"Step 5", "", ""},
 			{"Step 2: Repoint Clients", "", ""}, // number and title disagree
 			{"check the primary from the bastion", "", ""},
@@ -109,6 +111,8 @@ func TestPointerMatching(t *testing.T) {
 			{"Does it support TOML", "fastcfg > FAQ > Does it support TOML?", KindNormalized},
 			{"Quick-start", "fastcfg > Quick Start", KindNormalized},
 			{"Instal", "fastcfg > Install", KindFuzzy},
+			{"#quick-start", "fastcfg > Quick Start", KindNormalized},
+			{"#configyaml-options", "fastcfg > config.yaml options", KindNormalized},
 			{"Database", "", ""}, // '#' comment in a yaml fence
 			{"Server", "", ""},
 			{"install the command-line tool", "", ""},
@@ -301,6 +305,22 @@ func TestTyposNeverChangeNumbersOrShortWords(t *testing.T) {
 	for _, p := range []string{"Part B", "Step 2 Install", "Version 3 Notes"} {
 		if r := d.Extract(Pointers{Sections: []string{p}}); len(r.Matched) != 0 {
 			t.Errorf("%q matched %+v", p, r.Matched)
+		}
+	}
+}
+
+func TestNumberLabelsDisambiguate(t *testing.T) {
+	d := Parse([]byte("# Step 1: Install\n# 1. Introduction\n# Appendix A: Terms\n# A. Overview\n"))
+	tests := map[string]string{
+		"Step 1":     "Step 1: Install",
+		"1":          "1. Introduction",
+		"Appendix A": "Appendix A: Terms",
+		"A.":         "A. Overview",
+	}
+	for ptr, want := range tests {
+		r := d.Extract(Pointers{Sections: []string{ptr}})
+		if len(r.Matched) != 1 || r.Matched[0].Heading != want {
+			t.Errorf("%q matched %+v, want %q", ptr, r.Matched, want)
 		}
 	}
 }

@@ -129,31 +129,47 @@ func compact(k string) string { return strings.ReplaceAll(k, " ", "") }
 // Letters and roman numerals need a following '.' or ')' unless a word such
 // as "Section" introduces them, so "A Tale" keeps its "A".
 var numberingRe = regexp.MustCompile(`(?i)^(?:` +
-	`(?:§\s*|(?:section|sect\.|sec\.|chapter|chap\.|ch\.|part|appendix|app\.|step|phase|stage)\s+)(\d+(?:\.\d+)*|[ivx]+|[a-z])\b\.?\)?` +
+	`(§\s*|(?:section|sect\.|sec\.|chapter|chap\.|ch\.|part|appendix|app\.|step|phase|stage)\s+)(\d+(?:\.\d+)*|[ivx]+|[a-z])\b\.?\)?` +
 	`|(\d+(?:\.\d+)*)[.)]?` +
 	`|([a-z]|[ivx]+)[.)]` +
 	`|\((\d+|[a-z]|[ivx]+)\)` +
 	`)(?:\s*[:\-–—]\s*|\s+|$)`)
 
-// splitNumbering separates a title's enumeration from its words.
-func splitNumbering(s string) (num, rest string) {
+// splitNumbering separates a title's enumeration from its words. label is
+// the word that introduced the number ("step", "appendix"), folded so that
+// "Sec." and "§" both read "section".
+func splitNumbering(s string) (label, num, rest string) {
 	m := numberingRe.FindStringSubmatch(s)
 	if m == nil {
-		return "", s
+		return "", "", s
 	}
-	for _, g := range m[1:] {
+	label = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(m[1])), ".")
+	switch label {
+	case "§", "sec", "sect":
+		label = "section"
+	case "chap", "ch":
+		label = "chapter"
+	case "app":
+		label = "appendix"
+	}
+	for _, g := range m[2:] {
 		if g != "" {
 			num = strings.ToLower(g)
 			break
 		}
 	}
-	return num, strings.TrimSpace(s[len(m[0]):])
+	return label, num, strings.TrimSpace(s[len(m[0]):])
 }
+
+// fillerRe matches words models wrap around a title they cite: "the Results
+// section" names "Results".
+var fillerRe = regexp.MustCompile(`(?i)^(?:the\s+)|\s+(?:section|chapter)$`)
 
 // headingKeys are the precomputed forms a heading or pointer is compared in.
 type headingKeys struct {
 	clean   string // plain text, spacing collapsed
 	full    string // compact key of the whole title
+	label   string // word that introduced the enumeration, "" when none
 	num     string // enumeration, "" when none
 	rest    string // compact key without the enumeration
 	words   []string
@@ -163,9 +179,9 @@ type headingKeys struct {
 func keysOf(title string) headingKeys {
 	k := headingKeys{clean: collapseSpace(title)}
 	k.full = compact(key(k.clean))
-	num, rest := splitNumbering(k.clean)
-	k.num = strings.TrimSuffix(num, ".")
-	rk := key(rest)
+	label, num, rest := splitNumbering(k.clean)
+	k.label, k.num = label, strings.TrimSuffix(num, ".")
+	rk := key(fillerRe.ReplaceAllString(rest, ""))
 	k.rest = compact(rk)
 	k.words = strings.Fields(rk)
 	for _, w := range k.words {
