@@ -26,7 +26,8 @@ const maxCandidates = 256
 //
 // It also normalises what models write inside the plan: line ranges as
 // "12-40" strings, {"start":12,"end":40} objects, [12] single lines or a bare
-// [12, 40] pair; sections as a single string; skill names in any case or
+// [12, 40] pair; sections as a single string, context_pointers as a bare list
+// of headings, pointers placed on the subtask itself; skill names in any case or
 // with spaces ("Fact Extraction" becomes "fact-extraction", "Self" becomes
 // "self"); numeric answers. Some repairs are recorded in Plan.Warnings rather
 // than rejected: an answer on a delegated subtask is dropped (the sub-agent
@@ -271,7 +272,13 @@ func decodeSubtask(raw json.RawMessage, n int) (st Subtask, probs, warns []strin
 		ptrs = obj["pointers"]
 	}
 	var inner map[string]json.RawMessage
-	if len(bytes.TrimSpace(ptrs)) > 0 && string(bytes.TrimSpace(ptrs)) != "null" {
+	switch ptrs = bytes.TrimSpace(ptrs); {
+	case len(ptrs) == 0 || string(ptrs) == "null":
+	case ptrs[0] == '[' || ptrs[0] == '"':
+		// A bare list (or string) of headings: the model skipped the
+		// object and gave only sections.
+		inner = map[string]json.RawMessage{"sections": ptrs}
+	default:
 		if err := json.Unmarshal(ptrs, &inner); err != nil {
 			probs = append(probs, prefix+"context_pointers is not an object")
 		}

@@ -82,6 +82,11 @@ func TestParseTolerates(t *testing.T) {
 			&Plan{Subtasks: []Subtask{{Task: "t", Skill: "critique", ContextPointers: Pointers{Sections: []string{"Results"}}}}, Reasoning: "r"},
 		},
 		{
+			"context_pointers as a bare list",
+			delegated(`"task": "t", "skill": "critique", "context_pointers": ["Results", "Methods"]`),
+			&Plan{Subtasks: []Subtask{{Task: "t", Skill: "critique", ContextPointers: Pointers{Sections: []string{"Results", "Methods"}}}}, Reasoning: "r"},
+		},
+		{
 			"pointers on the subtask itself",
 			delegated(`"task": "t", "skill": "critique", "sections": ["Results"], "line_ranges": [[1, 2]]`),
 			&Plan{Subtasks: []Subtask{{Task: "t", Skill: "critique", ContextPointers: Pointers{Sections: []string{"Results"}, LineRanges: [][2]int{{1, 2}}}}}, Reasoning: "r"},
@@ -194,6 +199,7 @@ func TestParseErrors(t *testing.T) {
 		{"garbage range", delegated(`"task": "t", "skill": "critique", "context_pointers": {"line_ranges": ["intro"]}`), Options{}, []string{`subtask 1: line range 1 ("intro") is not a pair of line numbers like [12, 40]`}, false},
 		{"fractional line", delegated(`"task": "t", "skill": "critique", "context_pointers": {"line_ranges": [[1.5, 3]]}`), Options{}, []string{"subtask 1: line range 1 (1.5) is not a whole line number"}, false},
 		{"triple", delegated(`"task": "t", "skill": "critique", "context_pointers": {"line_ranges": [[1, 2, 3]]}`), Options{}, []string{"subtask 1: line range 1 ([1,2,3]) is not a pair of line numbers like [12, 40]"}, false},
+		{"pointers not an object", delegated(`"task": "t", "skill": "critique", "context_pointers": 7`), Options{}, []string{"subtask 1: context_pointers is not an object"}, false},
 		{"section not string", delegated(`"task": "t", "skill": "critique", "context_pointers": {"sections": [7]}`), Options{}, []string{"subtask 1: section 1 is not a string"}, false},
 		{"malformed", "```json\n{\"subtasks\": [{\"task\": \"t\" \"skill\": \"self\"}]}\n```", Options{}, []string{"the JSON object is malformed: invalid character '\"' after object key:value pair"}, false},
 		{
