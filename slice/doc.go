@@ -37,7 +37,8 @@ type Heading struct {
 	// setext heading); Combine rewrites exactly these lines.
 	rawEnd int
 	setext bool
-	keys   headingKeys
+	keys   headingKeys // filled by Document.index on first Extract
+	anc    []int       // indexes of the enclosing headings, outermost first
 }
 
 // Document is parsed markdown with its headings indexed by line. Any bytes
@@ -46,6 +47,11 @@ type Document struct {
 	src        []byte
 	lineStarts []int // byte offset of the start of each line
 	headings   []Heading
+
+	// Matching keys are built on the first Extract, not in Parse: Combine
+	// and Outline never need them, and a Document may be shared by
+	// concurrent Extract calls.
+	indexOnce sync.Once
 }
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building
@@ -87,10 +93,11 @@ func Parse(src []byte) *Document {
 		for _, i := range stack {
 			path = append(path, d.headings[i].Title)
 		}
+		anc := append([]int(nil), stack...)
 		title := inlineText(h, parseSrc)
 		d.headings = append(d.headings, Heading{
 			Level: h.Level, Title: title, Line: line, Path: path,
-			rawEnd: rawEnd, setext: setext, keys: keysOf(title),
+			rawEnd: rawEnd, setext: setext, anc: anc,
 		})
 		stack = append(stack, len(d.headings)-1)
 	}
@@ -220,13 +227,21 @@ func (d *Document) Lines() []string {
 	return out
 }
 
+// index builds the matching keys once.
+func (d *Document) index() {
+	d.indexOnce.Do(func() {
+		for i := range d.headings {
+			d.headings[i].keys = keysOf(d.headings[i].Title)
+		}
+	})
+}
+
 // Outline returns the document's headings in order. The slices are copies;
 // callers may keep or change them.
 func (d *Document) Outline() []Heading {
 	out := make([]Heading, len(d.headings))
 	for i, h := range d.headings {
-		h.Path = append([]string(nil), h.Path...)
-		out[i] = h
+		out[i] = Heading{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: append([]string(nil), h.Path...)}
 	}
 	return out
 }

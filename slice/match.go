@@ -52,6 +52,9 @@ type Result struct {
 // nothing matched does the whole document go, with Fallback set.
 func (d *Document) Extract(p Pointers) Result {
 	var r Result
+	if len(p.Sections) > 0 {
+		d.index()
+	}
 	for _, ptr := range p.Sections {
 		m, warns, ok := d.matchSection(ptr)
 		r.Warnings = append(r.Warnings, warns...)
@@ -241,8 +244,8 @@ func (d *Document) byPathSplit(split []string) []int {
 		// Each named parent must be an ancestor, in order; ancestors the
 		// pointer skips are fine.
 		j := 0
-		for _, anc := range h.Path {
-			if j < len(parents) && componentMatches(parents[j], keysOf(anc)) {
+		for _, a := range h.anc {
+			if j < len(parents) && componentMatches(parents[j], d.headings[a].keys) {
 				j++
 			}
 		}
