@@ -27,9 +27,10 @@ const maxCandidates = 256
 // It also normalises what models write inside the plan: line ranges as
 // "12-40" strings, {"start":12,"end":40} objects, [12] single lines or a bare
 // [12, 40] pair; sections as a single string, context_pointers as a bare list
-// of headings, pointers placed on the subtask itself; skill names in any case or
-// with spaces ("Fact Extraction" becomes "fact-extraction", "Self" becomes
-// "self"); numeric answers. Some repairs are recorded in Plan.Warnings rather
+// of headings, headings copied with their "## " marker, pointers placed on
+// the subtask itself; skill names in any case or with spaces ("Fact
+// Extraction" becomes "fact-extraction", "Self" becomes "self"); numeric
+// answers; camelCase keys. Some repairs are recorded in Plan.Warnings rather
 // than rejected: an answer on a delegated subtask is dropped (the sub-agent
 // will do the work anyway), a subtask with an answer and no skill or
 // pointers is taken as "self", empty section names are discarded.
@@ -378,7 +379,9 @@ func decodeSections(raw json.RawMessage, prefix string) (secs, probs, warns []st
 			probs = append(probs, fmt.Sprintf("%ssection %d is not a string", prefix, j+1))
 			continue
 		}
-		if s = strings.TrimSpace(s); s == "" {
+		// The outline shows headings with their markdown markers, and models
+		// copy them: "## Results" means the heading "Results".
+		if s = strings.TrimSpace(headingMarker.ReplaceAllString(s, "")); s == "" {
 			warns = append(warns, fmt.Sprintf("%ssection %d was empty and is ignored", prefix, j+1))
 			continue
 		}
@@ -433,6 +436,8 @@ func decodeRanges(raw json.RawMessage, prefix string) ([][2]int, []string) {
 	}
 	return out, probs
 }
+
+var headingMarker = regexp.MustCompile(`^\s*#{1,6}\s+`)
 
 var rangeText = regexp.MustCompile(`(?i)^\s*(?:lines?\s*)?L?\s*(-?\d+)\s*(?:(?:-|–|—|:|\.\.\.?|to)\s*L?\s*(-?\d+))?\s*$`)
 

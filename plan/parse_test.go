@@ -87,6 +87,11 @@ func TestParseTolerates(t *testing.T) {
 			&Plan{Subtasks: []Subtask{{Task: "t", Skill: "critique", ContextPointers: Pointers{Sections: []string{"Results", "Methods"}}}}, Reasoning: "r"},
 		},
 		{
+			"heading markers copied from the outline",
+			delegated(`"task": "t", "skill": "critique", "context_pointers": {"sections": ["## Results", "#1 priority", "  # Methods "]}`),
+			&Plan{Subtasks: []Subtask{{Task: "t", Skill: "critique", ContextPointers: Pointers{Sections: []string{"Results", "#1 priority", "Methods"}}}}, Reasoning: "r"},
+		},
+		{
 			"pointers on the subtask itself",
 			delegated(`"task": "t", "skill": "critique", "sections": ["Results"], "line_ranges": [[1, 2]]`),
 			&Plan{Subtasks: []Subtask{{Task: "t", Skill: "critique", ContextPointers: Pointers{Sections: []string{"Results"}, LineRanges: [][2]int{{1, 2}}}}}, Reasoning: "r"},

@@ -47,11 +47,14 @@ const (
 // cue words. It is deterministic, so the same input always gives the same
 // plan. It never uses "self", since no model is there to answer.
 //
-// Each subtask points at the best one or two sections scoring above a floor.
-// A subsection is preferred to its parent when it scores at least as well,
-// and a section is never listed together with its own ancestor. A
-// sub-question that matches nothing gets no pointers, and the assembler falls
-// back to the whole document and reports it.
+// Each subtask points at the best one or two sections scoring above a floor,
+// by their exact titles. A parent's text holds its subsections', so a
+// subsection takes its parent's place when it matches every query word the
+// parent matches (at least one in its own title or text, not only through
+// the heading path); a section is never listed with its own ancestor or with
+// another section of the same title. Sections with an empty title are never
+// pointed at. A sub-question that matches nothing gets no pointers, and the
+// assembler falls back to the whole document and reports it.
 func Retrieve(in RetrieveInput) *Plan {
 	max := in.MaxSubtasks
 	if max <= 0 {
