@@ -8,6 +8,17 @@
 // document comes back unmatched rather than bound to a neighbouring section.
 // Only when no pointer matches at all does the whole document go, and the
 // Result says so.
+//
+// Matching runs in tiers and the first tier with any hit wins: exact (the
+// heading's plain text), normalized (case, spacing, punctuation, quotes,
+// leading '#'s and inline markup ignored), numbering (section numbers and
+// labels such as "3.2", "Section 3.2", "A.", "IV.", "Step 2:" set aside, but
+// two different numbers never match), path ("Methods > Sampling": the last
+// part names the heading, earlier parts its ancestors in order) and fuzzy
+// (edit distance, a swap counting as one edit: none for titles under 6
+// letters, 1 up to 11, 2 beyond; never changing a number or a word of one or
+// two letters). Several equally good headings resolve to the first in
+// document order, with a warning naming the others.
 package slice
 
 import (

@@ -169,3 +169,21 @@ func TestParseLineRange(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseLineRange(f *testing.F) {
+	for _, s := range []string{"1-5", "7", "2:9", "9-2", "", "-1", "a-b", " 3 - 4 ", "99999999999999999999-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := parseLineRange(s)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one line", err)
+			}
+			return
+		}
+		if r[0] < 0 || r[1] < 0 {
+			t.Fatalf("parseLineRange(%q) = %v: negative line", s, r)
+		}
+	})
+}
