@@ -169,7 +169,9 @@ func splitSentences(s string) []string {
 }
 
 // skillCues maps cue word stems to the skill they suggest, in priority order.
-// A cue ending in "*" matches any word it begins; others match whole words.
+// A cue ending in "*" matches any word it begins, a cue with a space matches
+// that phrase, a cue starting with "^" only the question's first word;
+// others match whole words.
 var skillCues = []struct {
 	skill string
 	cues  []string
@@ -180,7 +182,10 @@ var skillCues = []struct {
 	{"classification", []string{"classif*", "categor*", "which type", "what type", "which kind", "what kind"}},
 	{"critique", []string{"critique*", "critici*", "weakness*", "assess*", "evaluat*", "sound"}},
 	{"gap-analysis", []string{"missing", "gap", "gaps", "lack*", "omit*", "omission*"}},
-	{"structured-synthesis", []string{"combin*", "synthes*", "overall", "plan", "recommend*"}},
+	// "plan" asks for synthesis as a verb or as something to produce ("draft
+	// a plan"), not when the task asks about a plan the document describes
+	// ("the per-seat plan"); "^" marks the first word of the question.
+	{"structured-synthesis", []string{"combin*", "synthes*", "overall", "^plan", "a plan", "to plan", "recommend*"}},
 }
 
 const fallbackSkill = "fact-extraction"
@@ -193,6 +198,12 @@ func cueSkill(q string) string {
 	joined := " " + strings.Join(words, " ") + " "
 	for _, sc := range skillCues {
 		for _, cue := range sc.cues {
+			if first, ok := strings.CutPrefix(cue, "^"); ok {
+				if len(words) > 0 && words[0] == first {
+					return sc.skill
+				}
+				continue
+			}
 			if strings.Contains(cue, " ") {
 				if strings.Contains(joined, " "+cue+" ") {
 					return sc.skill
