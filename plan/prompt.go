@@ -60,7 +60,7 @@ func plannerSystem(skills []SkillInfo, max int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `You are the planner of baton. You read a document and a task once, and split the task into subtasks so that each later model call sees only the part of the document it needs.
 
-Produce a plan of 1 to %d subtasks. Use as few subtasks as the task allows: one subtask per distinct question or piece of work, never one per sentence of the document.
+Produce a plan of 1 to %d subtasks. Use as few subtasks as the task allows: one subtask per distinct question or piece of work, never one per sentence of the document. Write each task so it can be done on its own: a sub-agent sees only its task, its skill and its slice of the document, not the original task or the other subtasks.
 
 For each subtask choose one skill:
 - "self" when the answer is a direct lookup (a number, a name, a date, a definition) that needs no reasoning, analysis or comparison. You have read the document, so write the answer in the "answer" field. Do not delegate such lookups.
