@@ -214,7 +214,7 @@ func (d *Document) prefer(hits []int, when bool, ok func(*Heading) bool) []int {
 var pathSeps = []*regexp.Regexp{
 	regexp.MustCompile(`\s*(?:->|=>|>|›|»|→|::|\|)\s*`),
 	regexp.MustCompile(`\s*/\s*`),
-	regexp.MustCompile(`:\s+`),
+	regexp.MustCompile(`\s*:\s*`),
 }
 
 func (d *Document) byPath(plain string) []int {

@@ -62,6 +62,7 @@ func TestPointerMatching(t *testing.T) {
 			{"§3.2", "RFC 0042: Streaming Checkpoints > 3 Protocol > 3.2 Frames", KindNumbering},
 			{"3.2. Frames", "RFC 0042: Streaming Checkpoints > 3 Protocol > 3.2 Frames", KindNormalized},
 			{"Protocol > Handshake", "RFC 0042: Streaming Checkpoints > 3 Protocol > 3.1 Handshake", KindPath},
+			{"error handling:retries", "RFC 0042: Streaming Checkpoints > 4 Error Handling > 4.2 Retries", KindPath},
 			{"Error Handling: Retries", "RFC 0042: Streaming Checkpoints > 4 Error Handling > 4.2 Retries", KindPath},
 			{"Security considerations.", "RFC 0042: Streaming Checkpoints > 5 Security Considerations", KindNumbering},
 			{"Securty Considerations", "RFC 0042: Streaming Checkpoints > 5 Security Considerations", KindFuzzy},
