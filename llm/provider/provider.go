@@ -1,0 +1,357 @@
+// Package provider decides which model provider baton talks to, from the
+// command-line flags and the environment, so that every command makes the same
+// choice in the same order and explains it in the same words.
+//
+// The order is:
+//
+//  1. Flags: --provider (anthropic, openai or ollama) and --base-url. A base
+//     URL without a provider means an OpenAI-compatible server, the protocol
+//     local servers (vLLM, llama.cpp, LM Studio) speak.
+//  2. ANTHROPIC_API_KEY: Anthropic, at ANTHROPIC_BASE_URL when set.
+//  3. OPENAI_API_KEY or OPENAI_BASE_URL: an OpenAI-compatible server.
+//  4. An Ollama server answering at OLLAMA_HOST (default 127.0.0.1:11434),
+//     reached through its OpenAI-compatible endpoint.
+//
+// When none applies, Resolve returns an error wrapping llm.ErrNoProvider.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/llm/anthropic"
+	"github.com/baton-dev/baton/llm/openai"
+	"github.com/baton-dev/baton/tokens"
+)
+
+// Provider names accepted by Options.Provider and reported in
+// Selection.Provider.
+const (
+	Anthropic = "anthropic"
+	OpenAI    = "openai"
+	Ollama    = "ollama"
+)
+
+// Default models, used when the user names none with --model. They are
+// capable, widely available and inexpensive enough for sub-agent work.
+const (
+	DefaultAnthropicModel = "claude-sonnet-4-5"
+	DefaultOpenAIModel    = "gpt-4o-mini"
+)
+
+// Default endpoints. baton always passes a base URL to the SDKs, so that
+// the SDKs never read the environment behind baton's back.
+const (
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultOllamaHost       = "127.0.0.1:11434"
+)
+
+// OllamaProbeTimeout bounds the look for a local Ollama server. It is short
+// because it runs whenever nothing else is configured, and a machine without
+// Ollama should learn that at once.
+const OllamaProbeTimeout = 500 * time.Millisecond
+
+// ollamaAPIKey is sent to Ollama, which ignores it; the OpenAI client needs
+// some key to send.
+const ollamaAPIKey = "ollama"
+
+// ErrUnknownProvider is wrapped when Options.Provider names no provider baton
+// knows; the command line treats it as a usage error.
+var ErrUnknownProvider = errors.New("unknown provider")
+
+// ErrMissingAPIKey is wrapped when a provider was chosen explicitly but its
+// API key is not set.
+var ErrMissingAPIKey = errors.New("API key not set")
+
+// Options are the user's explicit choices, typically from flags. Empty fields
+// leave the choice to the environment.
+type Options struct {
+	// Provider is "anthropic", "openai", "ollama" or "" to detect.
+	Provider string
+	// Model is the model name; "" takes the provider's default (for Ollama,
+	// the first model the server lists).
+	Model string
+	// BaseURL overrides the provider's endpoint. For Ollama it is the server
+	// address, like OLLAMA_HOST.
+	BaseURL string
+	// HTTPClient is used for model calls and for the Ollama probe; nil means
+	// http.DefaultClient.
+	HTTPClient *http.Client
+}
+
+// Selection is the provider Resolve chose. It holds no API key, so it is safe
+// to print or log.
+type Selection struct {
+	// Provider is "anthropic", "openai" or "ollama".
+	Provider string
+	// Model is the model name requests will use.
+	Model string
+	// BaseURL is the endpoint the client talks to.
+	BaseURL string
+	// Source says what made the choice, for messages such as "using ollama
+	// (found at OLLAMA_HOST)": a flag or an environment variable name.
+	Source string
+	// LLM is the raw provider client, without retries or limits; the caller
+	// wraps it with llm.WithLimits and llm.WithRetry.
+	LLM llm.Model
+}
+
+// String describes the selection without any credential.
+func (s *Selection) String() string {
+	if s == nil {
+		return "no provider"
+	}
+	out := fmt.Sprintf("%s model %s at %s", s.Provider, s.Model, s.BaseURL)
+	if s.Source != "" {
+		out += " (from " + s.Source + ")"
+	}
+	return out
+}
+
+// GoString keeps %#v from printing the client's internals.
+func (s *Selection) GoString() string { return "provider.Selection{" + s.String() + "}" }
+
+// Resolve chooses a provider from opts and the environment, read through env
+// (nil means os.Getenv), and builds its client. ctx bounds the Ollama probe.
+func Resolve(ctx context.Context, opts Options, env func(string) string) (*Selection, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	getenv := func(k string) string { return strings.TrimSpace(env(k)) }
+	name := strings.ToLower(strings.TrimSpace(opts.Provider))
+	opts.Model = strings.TrimSpace(opts.Model)
+	opts.BaseURL = strings.TrimSpace(opts.BaseURL)
+
+	switch name {
+	case Anthropic:
+		key := getenv("ANTHROPIC_API_KEY")
+		if key == "" {
+			return nil, fmt.Errorf("provider anthropic: %w: set ANTHROPIC_API_KEY", ErrMissingAPIKey)
+		}
+		return newAnthropic(opts, key, first(opts.BaseURL, getenv("ANTHROPIC_BASE_URL")), "--provider")
+	case OpenAI:
+		key := getenv("OPENAI_API_KEY")
+		base := first(opts.BaseURL, getenv("OPENAI_BASE_URL"))
+		if key == "" && base == "" {
+			// A custom server may need no key; OpenAI's own API always does.
+			return nil, fmt.Errorf("provider openai: %w: set OPENAI_API_KEY, or OPENAI_BASE_URL for a server that needs none", ErrMissingAPIKey)
+		}
+		return newOpenAI(opts, key, base, "--provider")
+	case Ollama:
+		host := first(opts.BaseURL, getenv("OLLAMA_HOST"))
+		return newOllama(ctx, opts, host, "--provider")
+	case "":
+	default:
+		return nil, fmt.Errorf("%w %q: want anthropic, openai or ollama", ErrUnknownProvider, opts.Provider)
+	}
+
+	if opts.BaseURL != "" {
+		return newOpenAI(opts, getenv("OPENAI_API_KEY"), opts.BaseURL, "--base-url")
+	}
+	if key := getenv("ANTHROPIC_API_KEY"); key != "" {
+		return newAnthropic(opts, key, getenv("ANTHROPIC_BASE_URL"), "ANTHROPIC_API_KEY")
+	}
+	if key, base := getenv("OPENAI_API_KEY"), getenv("OPENAI_BASE_URL"); key != "" || base != "" {
+		src := "OPENAI_API_KEY"
+		if key == "" {
+			src = "OPENAI_BASE_URL"
+		}
+		return newOpenAI(opts, key, base, src)
+	}
+	host, src := getenv("OLLAMA_HOST"), "OLLAMA_HOST"
+	if host == "" {
+		host, src = DefaultOllamaHost, "Ollama's default address"
+	}
+	sel, err := newOllama(ctx, opts, host, src)
+	if errors.Is(err, errOllamaUnreachable) && ctx.Err() == nil {
+		return nil, fmt.Errorf("%w: set ANTHROPIC_API_KEY, set OPENAI_API_KEY or OPENAI_BASE_URL, or start an Ollama server at OLLAMA_HOST (no server answered at %s)",
+			llm.ErrNoProvider, host)
+	}
+	return sel, err
+}
+
+func newAnthropic(opts Options, key, base, src string) (*Selection, error) {
+	base, err := normalizeURL(first(base, DefaultAnthropicBaseURL))
+	if err != nil {
+		return nil, fmt.Errorf("provider anthropic: %w", err)
+	}
+	model := first(opts.Model, DefaultAnthropicModel)
+	m, err := anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Model: model,
+		HTTPClient: opts.HTTPClient, CountTokens: tokens.ForModel(model).Count})
+	if err != nil {
+		return nil, fmt.Errorf("provider anthropic: %w", err)
+	}
+	return &Selection{Provider: Anthropic, Model: model, BaseURL: base, Source: src, LLM: m}, nil
+}
+
+func newOpenAI(opts Options, key, base, src string) (*Selection, error) {
+	base, err := normalizeURL(first(base, DefaultOpenAIBaseURL))
+	if err != nil {
+		return nil, fmt.Errorf("provider openai: %w", err)
+	}
+	model := first(opts.Model, DefaultOpenAIModel)
+	m, err := openai.New(openai.Config{APIKey: key, BaseURL: base, Model: model,
+		HTTPClient: opts.HTTPClient, CountTokens: tokens.ForModel(model).Count})
+	if err != nil {
+		return nil, fmt.Errorf("provider openai: %w", err)
+	}
+	return &Selection{Provider: OpenAI, Model: model, BaseURL: base, Source: src, LLM: m}, nil
+}
+
+// errOllamaUnreachable marks a probe that found no server, as opposed to a
+// server that answered with something unusable.
+var errOllamaUnreachable = errors.New("no Ollama server answered")
+
+func newOllama(ctx context.Context, opts Options, host, src string) (*Selection, error) {
+	root, err := OllamaURL(host)
+	if err != nil {
+		return nil, fmt.Errorf("provider ollama: %w", err)
+	}
+	models, err := probeOllama(ctx, opts.HTTPClient, root)
+	if err != nil {
+		return nil, fmt.Errorf("provider ollama: %w", err)
+	}
+	model := opts.Model
+	if model == "" {
+		if len(models) == 0 {
+			return nil, fmt.Errorf("provider ollama: the server at %s lists no models: pull one with 'ollama pull <model>' or name one with --model", root)
+		}
+		model = models[0]
+	}
+	base := root + "/v1"
+	m, err := openai.New(openai.Config{APIKey: ollamaAPIKey, BaseURL: base, Model: model,
+		HTTPClient: opts.HTTPClient, CountTokens: tokens.ForModel(model).Count})
+	if err != nil {
+		return nil, fmt.Errorf("provider ollama: %w", err)
+	}
+	return &Selection{Provider: Ollama, Model: model, BaseURL: base, Source: src, LLM: m}, nil
+}
+
+// probeOllama lists the server's models with GET /api/tags, the cheapest
+// call that proves an Ollama server (not just any HTTP server) is there.
+func probeOllama(ctx context.Context, hc *http.Client, root string) ([]string, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	ctx, cancel := context.WithTimeout(ctx, OllamaProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root+"/api/tags", nil)
+	if err != nil {
+		return nil, fmt.Errorf("probing %s: %w", root, err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s: %w", errOllamaUnreachable, root, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s: reading /api/tags: %w", errOllamaUnreachable, root, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%w at %s: GET /api/tags answered HTTP %d", errOllamaUnreachable, root, resp.StatusCode)
+	}
+	var tags struct {
+		Models []struct {
+			Name  string `json:"name"`
+			Model string `json:"model"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(body, &tags); err != nil {
+		return nil, fmt.Errorf("%w at %s: /api/tags is not Ollama's model list: %w", errOllamaUnreachable, root, err)
+	}
+	names := make([]string, 0, len(tags.Models))
+	for _, m := range tags.Models {
+		if n := first(m.Name, m.Model); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// OllamaURL turns an OLLAMA_HOST value into the server's root URL, the way
+// Ollama's own client reads it: "host", "host:port", ":port" or a URL; the
+// port defaults to 11434 without a scheme and to 80 or 443 with one. A
+// wildcard listen address (0.0.0.0, ::) is dialled as loopback, since a
+// server started with OLLAMA_HOST=0.0.0.0 is reachable there.
+func OllamaURL(host string) (string, error) {
+	s := strings.TrimSpace(host)
+	if s == "" {
+		s = DefaultOllamaHost
+	}
+	scheme, rest, ok := strings.Cut(s, "://")
+	port := "11434"
+	switch {
+	case !ok:
+		scheme, rest = "http", s
+	case strings.EqualFold(scheme, "http"):
+		scheme, port = "http", "80"
+	case strings.EqualFold(scheme, "https"):
+		scheme, port = "https", "443"
+	default:
+		return "", fmt.Errorf("OLLAMA_HOST %q: scheme must be http or https", host)
+	}
+	hostport, path, _ := strings.Cut(rest, "/")
+	h, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		// No port given: the whole thing is the host.
+		h, p = strings.Trim(hostport, "[]"), port
+	}
+	if h == "" || h == "0.0.0.0" || h == "::" {
+		h = "127.0.0.1"
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("OLLAMA_HOST %q: invalid port %q", host, p)
+	}
+	if strings.ContainsAny(h, " /?#@") {
+		return "", fmt.Errorf("OLLAMA_HOST %q: invalid host %q", host, h)
+	}
+	u := scheme + "://" + net.JoinHostPort(h, p)
+	if path = strings.Trim(path, "/"); path != "" {
+		u += "/" + path
+	}
+	return u, nil
+}
+
+// normalizeURL checks a base URL and drops its trailing slash, so that
+// "http://x/v1/" and "http://x/v1" reach the same endpoints.
+func normalizeURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("invalid base URL %q: want http(s)://host[:port][/path]", redact(raw))
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("invalid base URL %q: credentials belong in the API key variable, not the URL", redact(raw))
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// redact hides user information in a URL that is about to be printed.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = url.User("REDACTED")
+		return u.String()
+	}
+	return raw
+}
+
+func first(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
