@@ -1,0 +1,332 @@
+// Package anthropic implements llm.Model on Anthropic's Messages API through
+// the official Go SDK.
+//
+// The adapter is deliberately thin: it maps a request onto the SDK's
+// parameters, returns usage exactly as the API reported it, and turns every
+// failure into an *llm.ProviderError that baton's retry policy (package llm)
+// can judge. The SDK's own retries are off so that policy is the only one that
+// counts attempts, and the SDK does not read the environment: the caller's
+// Config is the whole configuration.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/tokens"
+)
+
+// ProviderName is the name carried by this package's errors.
+const ProviderName = "anthropic"
+
+// DefaultMaxTokens is sent when a request leaves MaxTokens at 0: the API
+// requires max_tokens on every call.
+const DefaultMaxTokens = 4096
+
+// ErrNoModel is returned when neither the Config nor the request names a model.
+var ErrNoModel = errors.New("anthropic: no model named")
+
+// Config configures a Model. Fields left empty are not filled from the
+// environment; resolving ANTHROPIC_API_KEY and friends is the caller's job.
+type Config struct {
+	// APIKey is sent as x-api-key. It may be empty for a gateway that
+	// authenticates otherwise.
+	APIKey string
+	// BaseURL is the API root without /v1; the official endpoint when empty.
+	BaseURL string
+	// Model is used when a request names none.
+	Model string
+	// HTTPClient is used for every call; a default client when nil.
+	HTTPClient *http.Client
+	// CountTokens decides whether the system prompt is long enough to be
+	// worth caching; tokens.Count when nil.
+	CountTokens func(string) int
+}
+
+// Model is an llm.Model speaking the Anthropic Messages API. It is safe for
+// concurrent use.
+type Model struct {
+	client sdk.Client
+	cfg    Config
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a Model for cfg.
+func New(cfg Config) (*Model, error) {
+	if cfg.CountTokens == nil {
+		cfg.CountTokens = tokens.Count
+	}
+	opts := []option.RequestOption{
+		// Explicit configuration only: without this the SDK would pick up
+		// ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, profiles and more.
+		option.WithoutEnvironmentDefaults(),
+		option.WithMaxRetries(0),
+	}
+	if cfg.BaseURL != "" {
+		if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
+			return nil, fmt.Errorf("anthropic: base URL %q: must start with http:// or https://", cfg.BaseURL)
+		}
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	if cfg.APIKey != "" {
+		// x-api-key is how the Messages API documents API-key
+		// authentication; the header is set directly so that exactly one
+		// credential header is sent.
+		opts = append(opts, option.WithHeader("x-api-key", cfg.APIKey))
+	}
+	return &Model{client: sdk.NewClient(opts...), cfg: cfg}, nil
+}
+
+// minCacheable is the shortest prompt prefix, in tokens, that Anthropic will
+// cache for a model family; a cache_control marker on anything shorter is
+// ignored by the API, so baton does not send one. The first matching
+// substring wins; unknown models get the conservative 1024.
+//
+//	model family                          minimum
+//	claude-haiku-*, claude-3-haiku, -3-5-haiku  2048
+//	claude-sonnet-*, claude-opus-*, others      1024
+var minCacheable = []struct {
+	substr string
+	min    int
+}{
+	{"haiku", 2048},
+	{"sonnet", 1024},
+	{"opus", 1024},
+}
+
+// MinCacheableTokens is the minimum cacheable prompt length for model.
+func MinCacheableTokens(model string) int {
+	m := strings.ToLower(model)
+	for _, e := range minCacheable {
+		if strings.Contains(m, e.substr) {
+			return e.min
+		}
+	}
+	return 1024
+}
+
+// params maps a request onto the SDK's parameters, plus request options for
+// what the typed parameters no longer carry.
+func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
+	model := req.Model
+	if model == "" {
+		model = m.cfg.Model
+	}
+	if model == "" {
+		return sdk.MessageNewParams{}, nil, ErrNoModel
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	p := sdk.MessageNewParams{Model: sdk.Model(model), MaxTokens: int64(maxTokens)}
+	if req.System != "" {
+		block := sdk.TextBlockParam{Text: req.System}
+		if m.cfg.CountTokens(req.System) >= MinCacheableTokens(model) {
+			// The system prompt is the stable prefix (a skill prompt), so
+			// parallel sub-agents sharing a skill read it from the cache.
+			block.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		p.System = []sdk.TextBlockParam{block}
+	}
+	for i, msg := range req.Messages {
+		switch msg.Role {
+		case llm.RoleUser:
+			p.Messages = append(p.Messages, sdk.NewUserMessage(sdk.NewTextBlock(msg.Content)))
+		case llm.RoleAssistant:
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(sdk.NewTextBlock(msg.Content)))
+		default:
+			return p, nil, fmt.Errorf("anthropic: message %d: unknown role %q", i, msg.Role)
+		}
+	}
+	var opts []option.RequestOption
+	if req.Temperature != nil {
+		// SDK v2 dropped the typed temperature field after the API
+		// deprecated it; the API still reads it, and a caller who set one
+		// asked for it, so it goes into the body directly.
+		opts = append(opts, option.WithJSONSet("temperature", *req.Temperature))
+	}
+	if req.JSONSchema != nil && req.JSONSchema.Schema != nil {
+		// This SDK version offers structured output in the non-beta Messages
+		// API (output_config.format), so the schema is enforced by the
+		// service; baton still validates the text it gets back.
+		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: req.JSONSchema.Schema}
+	}
+	return p, opts, nil
+}
+
+// Generate sends req and returns the whole response.
+func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if req == nil {
+		return nil, errors.New("anthropic: nil request")
+	}
+	var raw *http.Response
+	p, opts, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, option.WithResponseInto(&raw))
+	var msg *sdk.Message
+	stream := req.Stream
+	if !stream {
+		// The SDK refuses non-streaming calls whose max_tokens could take
+		// longer than its HTTP timeout; stream those, as the SDK advises.
+		if _, terr := sdk.CalculateNonStreamingTimeout(int(p.MaxTokens), p.Model, nil); terr != nil {
+			stream = true
+		}
+	}
+	if stream {
+		msg, err = m.stream(ctx, p, opts)
+	} else {
+		msg, err = m.client.Messages.New(ctx, p, opts...)
+	}
+	if err != nil {
+		return nil, m.wrap(ctx, err, raw)
+	}
+	return m.response(msg, raw)
+}
+
+func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, opts []option.RequestOption) (*sdk.Message, error) {
+	s := m.client.Messages.NewStreaming(ctx, p, opts...)
+	defer s.Close()
+	var acc sdk.Message
+	events := 0
+	for s.Next() {
+		if err := acc.Accumulate(s.Current()); err != nil {
+			return nil, &decodeError{err}
+		}
+		events++
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	if events == 0 || acc.Type == "" {
+		return nil, &decodeError{errors.New("the event stream ended without a message")}
+	}
+	return &acc, nil
+}
+
+// decodeError marks a response that arrived but could not be understood.
+type decodeError struct{ err error }
+
+func (e *decodeError) Error() string { return e.err.Error() }
+func (e *decodeError) Unwrap() error { return e.err }
+
+func (m *Model) response(msg *sdk.Message, raw *http.Response) (*llm.Response, error) {
+	status := http.StatusOK
+	if raw != nil {
+		status = raw.StatusCode
+	}
+	if msg == nil || msg.Type != "message" {
+		return nil, m.invalid(status, "the response is not a message")
+	}
+	var text strings.Builder
+	blocks := 0
+	for _, b := range msg.Content {
+		if b.Type == "text" {
+			text.WriteString(b.Text)
+			blocks++
+		}
+	}
+	if blocks == 0 {
+		return nil, m.invalid(status, "the response has no text content")
+	}
+	return &llm.Response{
+		ID:         msg.ID,
+		Model:      string(msg.Model),
+		Text:       text.String(),
+		StopReason: string(msg.StopReason),
+		Usage: llm.Usage{
+			InputTokens:              msg.Usage.InputTokens,
+			OutputTokens:             msg.Usage.OutputTokens,
+			CacheReadInputTokens:     msg.Usage.CacheReadInputTokens,
+			CacheCreationInputTokens: msg.Usage.CacheCreationInputTokens,
+		},
+	}, nil
+}
+
+func (m *Model) invalid(status int, msg string) *llm.ProviderError {
+	return &llm.ProviderError{Provider: ProviderName, StatusCode: status, Type: "invalid_response",
+		Message: "invalid response: " + msg}
+}
+
+// wrap turns an SDK failure into the error baton's callers branch on.
+func (m *Model) wrap(ctx context.Context, err error, raw *http.Response) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// Cancellation is the caller's decision, never a provider fault to
+		// retry.
+		return fmt.Errorf("anthropic: %w", ctxErr)
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		pe := &llm.ProviderError{Provider: ProviderName, StatusCode: apiErr.StatusCode,
+			Type: string(apiErr.Type()), Message: m.redact(apiErr.Message), Err: m.redactErr(err)}
+		if apiErr.Response != nil {
+			pe.RetryAfter = llm.ParseRetryAfter(apiErr.Response.Header, time.Now())
+		}
+		if pe.Message == "" {
+			pe.Message = http.StatusText(apiErr.StatusCode)
+		}
+		return pe
+	}
+	var de *decodeError
+	if raw != nil && raw.StatusCode == http.StatusOK && !isTransport(err) || errors.As(err, &de) {
+		status := http.StatusOK
+		if raw != nil {
+			status = raw.StatusCode
+		}
+		pe := m.invalid(status, "the body could not be decoded: "+m.redact(err.Error()))
+		pe.Err = m.redactErr(err)
+		return pe
+	}
+	return &llm.ProviderError{Provider: ProviderName, Message: m.redact(err.Error()), Err: m.redactErr(err)}
+}
+
+// isTransport reports whether err is the connection failing rather than the
+// body being malformed: a stream cut short is worth retrying, a 200 with
+// HTML is not.
+func isTransport(err error) bool {
+	var ne net.Error
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se), errors.As(err, &te):
+		return false
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.As(err, &ne):
+		return true
+	}
+	return false
+}
+
+func (m *Model) redact(s string) string {
+	if m.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, m.cfg.APIKey, "[redacted]")
+}
+
+// redactErr returns err, or when its text holds the API key (a provider
+// echoing the key back in an error body), a plain error with the key masked.
+// The SDK error is dropped from the chain in that case on purpose: anything
+// that unwrapped it could print the key.
+func (m *Model) redactErr(err error) error {
+	if m.cfg.APIKey == "" || !strings.Contains(err.Error(), m.cfg.APIKey) {
+		return err
+	}
+	return errors.New(m.redact(err.Error()))
+}

@@ -1,0 +1,317 @@
+// Package openai implements llm.Model on the OpenAI Chat Completions API
+// through the official Go SDK. Any OpenAI-compatible server works through
+// Config.BaseURL: Ollama (http://host:11434/v1), vLLM, the llama.cpp server.
+//
+// Like package anthropic it is thin: request in, usage exactly as reported
+// out (normalised as llm.Usage documents), every failure an
+// *llm.ProviderError. The SDK's retries are off and it reads nothing from the
+// environment.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/tokens"
+)
+
+// ProviderName is the name carried by this package's errors.
+const ProviderName = "openai"
+
+// DefaultBaseURL is the official endpoint, used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// ErrNoModel is returned when neither the Config nor the request names a model.
+var ErrNoModel = errors.New("openai: no model named")
+
+// Config configures a Model. Fields left empty are not filled from the
+// environment; resolving OPENAI_API_KEY and friends is the caller's job.
+type Config struct {
+	// APIKey is sent as a bearer token. It may be empty for local servers
+	// that need none (Ollama, llama.cpp).
+	APIKey string
+	// BaseURL is the API root including /v1; DefaultBaseURL when empty.
+	BaseURL string
+	// Model is used when a request names none.
+	Model string
+	// HTTPClient is used for every call; a default client when nil.
+	HTTPClient *http.Client
+	// CountTokens is kept for symmetry with package anthropic; OpenAI
+	// caches prompt prefixes automatically, so nothing here depends on it.
+	CountTokens func(string) int
+}
+
+// Model is an llm.Model speaking Chat Completions. It is safe for concurrent
+// use.
+type Model struct {
+	completions sdk.ChatCompletionService
+	cfg         Config
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a Model for cfg.
+func New(cfg Config) (*Model, error) {
+	if cfg.CountTokens == nil {
+		cfg.CountTokens = tokens.Count
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("openai: base URL %q: must start with http:// or https://", base)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	// The service is built directly rather than through sdk.NewClient, whose
+	// defaults read OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and more
+	// from the environment and would add headers the caller never chose.
+	opts := []option.RequestOption{
+		option.WithBaseURL(base),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	return &Model{completions: sdk.NewChatCompletionService(opts...), cfg: cfg}, nil
+}
+
+func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = m.cfg.Model
+	}
+	if model == "" {
+		return sdk.ChatCompletionNewParams{}, ErrNoModel
+	}
+	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(model)}
+	if req.System != "" {
+		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
+	}
+	for i, msg := range req.Messages {
+		switch msg.Role {
+		case llm.RoleUser:
+			p.Messages = append(p.Messages, sdk.UserMessage(msg.Content))
+		case llm.RoleAssistant:
+			p.Messages = append(p.Messages, sdk.AssistantMessage(msg.Content))
+		default:
+			return p, fmt.Errorf("openai: message %d: unknown role %q", i, msg.Role)
+		}
+	}
+	if req.Temperature != nil {
+		p.Temperature = sdk.Float(*req.Temperature)
+	}
+	if req.MaxTokens > 0 {
+		// max_completion_tokens replaces the deprecated max_tokens and is
+		// the only one reasoning models accept; Ollama, vLLM and llama.cpp
+		// read it too.
+		p.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
+	}
+	if req.JSONSchema != nil && req.JSONSchema.Schema != nil {
+		name := req.JSONSchema.Name
+		if name == "" {
+			name = "response"
+		}
+		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: name, Schema: req.JSONSchema.Schema},
+			},
+		}
+	}
+	return p, nil
+}
+
+// Generate sends req and returns the whole response.
+func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if req == nil {
+		return nil, errors.New("openai: nil request")
+	}
+	p, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var raw *http.Response
+	var resp *llm.Response
+	if req.Stream {
+		resp, err = m.stream(ctx, p, &raw)
+	} else {
+		var c *sdk.ChatCompletion
+		c, err = m.completions.New(ctx, p, option.WithResponseInto(&raw))
+		if err == nil {
+			resp, err = m.response(c, raw)
+		}
+	}
+	if err != nil {
+		return nil, m.wrap(ctx, err, raw)
+	}
+	return resp, nil
+}
+
+func (m *Model) response(c *sdk.ChatCompletion, raw *http.Response) (*llm.Response, error) {
+	status := statusOf(raw)
+	if c == nil || len(c.Choices) == 0 {
+		return nil, invalid(status, "the response has no choices")
+	}
+	ch := c.Choices[0]
+	if !ch.Message.JSON.Content.Valid() && ch.Message.Refusal == "" {
+		return nil, invalid(status, "the first choice has no content")
+	}
+	text := ch.Message.Content
+	if text == "" && ch.Message.Refusal != "" {
+		text = ch.Message.Refusal
+	}
+	return &llm.Response{ID: c.ID, Model: c.Model, Text: text, StopReason: ch.FinishReason,
+		Usage: usage(c.Usage)}, nil
+}
+
+// usage normalises OpenAI's counts: prompt_tokens include cached tokens,
+// while llm.Usage keeps fresh input and cache reads apart.
+func usage(u sdk.CompletionUsage) llm.Usage {
+	cached := u.PromptTokensDetails.CachedTokens
+	return llm.Usage{
+		InputTokens:          u.PromptTokens - cached,
+		CacheReadInputTokens: cached,
+		OutputTokens:         u.CompletionTokens,
+	}
+}
+
+func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw **http.Response) (*llm.Response, error) {
+	// Without include_usage the stream carries no token counts at all, and
+	// baton never estimates into reported usage.
+	p.StreamOptions.IncludeUsage = sdk.Bool(true)
+	s := m.completions.NewStreaming(ctx, p, option.WithResponseInto(raw))
+	defer s.Close()
+	var (
+		out    llm.Response
+		text   strings.Builder
+		chunks int
+		seen   bool
+	)
+	for s.Next() {
+		c := s.Current()
+		chunks++
+		if out.ID == "" {
+			out.ID = c.ID
+		}
+		if out.Model == "" {
+			out.Model = c.Model
+		}
+		for _, ch := range c.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			seen = true
+			text.WriteString(ch.Delta.Content)
+			if ch.FinishReason != "" {
+				out.StopReason = ch.FinishReason
+			}
+		}
+		if c.JSON.Usage.Valid() {
+			out.Usage = usage(c.Usage)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	if chunks == 0 || !seen {
+		return nil, invalid(statusOf(*raw), "the stream carried no choices")
+	}
+	out.Text = text.String()
+	return &out, nil
+}
+
+func statusOf(raw *http.Response) int {
+	if raw == nil {
+		return http.StatusOK
+	}
+	return raw.StatusCode
+}
+
+func invalid(status int, msg string) *llm.ProviderError {
+	return &llm.ProviderError{Provider: ProviderName, StatusCode: status, Type: "invalid_response",
+		Message: "invalid response: " + msg}
+}
+
+// wrap turns an SDK failure into the error baton's callers branch on.
+func (m *Model) wrap(ctx context.Context, err error, raw *http.Response) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// Cancellation is the caller's decision, never a provider fault to
+		// retry.
+		return fmt.Errorf("openai: %w", ctxErr)
+	}
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		pe := &llm.ProviderError{Provider: ProviderName, StatusCode: apiErr.StatusCode,
+			Type: apiErr.Type, Message: m.redact(apiErr.Message), Err: m.redactErr(err)}
+		if pe.Type == "" {
+			pe.Type = apiErr.Code
+		}
+		if apiErr.Response != nil {
+			pe.RetryAfter = llm.ParseRetryAfter(apiErr.Response.Header, time.Now())
+		}
+		if pe.Message == "" {
+			pe.Message = http.StatusText(apiErr.StatusCode)
+		}
+		return pe
+	}
+	if raw != nil && raw.StatusCode == http.StatusOK && !isTransport(err) {
+		pe := invalid(http.StatusOK, "the body could not be decoded: "+m.redact(err.Error()))
+		pe.Err = m.redactErr(err)
+		return pe
+	}
+	return &llm.ProviderError{Provider: ProviderName, Message: m.redact(err.Error()), Err: m.redactErr(err)}
+}
+
+// isTransport reports whether err is the connection failing rather than the
+// body being malformed: a stream cut short is worth retrying, a 200 with
+// HTML is not.
+func isTransport(err error) bool {
+	var ne net.Error
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se), errors.As(err, &te):
+		return false
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.As(err, &ne):
+		return true
+	}
+	return false
+}
+
+func (m *Model) redact(s string) string {
+	if m.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, m.cfg.APIKey, "[redacted]")
+}
+
+// redactErr returns err, or when its text holds the API key (a provider
+// echoing the key back in an error body), a plain error with the key masked.
+// The SDK error is dropped from the chain in that case on purpose: anything
+// that unwrapped it could print the key.
+func (m *Model) redactErr(err error) error {
+	if m.cfg.APIKey == "" || !strings.Contains(err.Error(), m.cfg.APIKey) {
+		return err
+	}
+	return errors.New(m.redact(err.Error()))
+}
