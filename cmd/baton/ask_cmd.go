@@ -1,0 +1,309 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/baton-dev/baton/document"
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/llm/provider"
+	"github.com/baton-dev/baton/orchestrate"
+	"github.com/baton-dev/baton/skill"
+	"github.com/baton-dev/baton/tokens"
+)
+
+func init() { register(newAskCmd) }
+
+type askFlags struct {
+	docs         []string
+	provider     string
+	model        string
+	plannerModel string
+	baseURL      string
+	planner      string
+	concurrency  int
+	maxSubtasks  int
+	skills       []string
+	json         bool
+	dryRun       bool
+	failFast     bool
+	stream       bool
+	rpm, tpm     int
+	maxAttempts  int
+	subagentMax  int
+	runsDir      string
+	noSave       bool
+}
+
+func newAskCmd() *cobra.Command {
+	var f askFlags
+	cmd := &cobra.Command{
+		Use:   "ask [flags] TASK",
+		Short: "Answer a task over documents: plan once, slice per subtask, run sub-agents in parallel, synthesise",
+		Long: `ask answers TASK over the documents given with --doc.
+
+A planner reads the documents once and writes a plan of subtasks. Direct
+lookups are answered by the planner itself; every other subtask goes to a
+sub-agent that sees only its slice of the documents, cut by section heading
+or line range with no model call. The results are synthesised into one answer.
+
+The run record (--json, and saved under .baton/runs/<id>.json) shows the plan,
+every subtask, the usage each provider reported and how many input tokens the
+run saved against sending the whole context to every sub-agent.
+
+Without a provider (or with --dry-run) no model is called: a retrieval planner
+builds the plan, the assembler cuts the slices, and baton prints the plan, the
+slice sizes and a token estimate.
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 partial (some subtasks failed; the
+answer says what is missing).`,
+		Example: `  baton ask --doc examples/incident-report.md "What caused the outage and what should change?"
+  baton ask --doc docs/ --provider openai --model gpt-4o-mini --json "Compare the two designs"
+  cat notes.md | baton ask --doc - --dry-run "Summarise the decisions"`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("ask takes one TASK argument (quote it), got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAsk(cmd, f, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.docs, "doc", nil, "document: a file, a folder (its markdown and text files), or - for stdin (repeatable)")
+	fl.StringVar(&f.provider, "provider", "", "provider: anthropic, openai (any OpenAI-compatible server) or ollama; default from the environment")
+	fl.StringVar(&f.model, "model", "", "model for sub-agents and synthesis")
+	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
+	fl.StringVar(&f.baseURL, "base-url", "", "provider endpoint (default: ANTHROPIC_BASE_URL / OPENAI_BASE_URL / OLLAMA_HOST)")
+	fl.StringVar(&f.planner, "planner", orchestrate.PlannerLLM, "planner: llm (a model call) or retrieval (ranks sections, no model call)")
+	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once")
+	fl.IntVar(&f.maxSubtasks, "max-subtasks", orchestrate.DefaultMaxSubtasks, "most subtasks a plan may have")
+	fl.StringArrayVar(&f.skills, "skills", nil, "folder of custom skills; overrides built-ins by name (repeatable)")
+	fl.BoolVar(&f.json, "json", false, "print the run record as JSON on stdout")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "plan and slice without calling a model; print the plan and a token estimate")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first subtask that fails instead of answering with what succeeded")
+	fl.BoolVar(&f.stream, "stream", false, "use the providers' streaming endpoints")
+	fl.IntVar(&f.rpm, "rpm", 0, "requests per minute limit (0: none)")
+	fl.IntVar(&f.tpm, "tpm", 0, "tokens per minute limit (0: none)")
+	fl.IntVar(&f.maxAttempts, "max-attempts", 5, "attempts per model call, retries included")
+	fl.IntVar(&f.subagentMax, "subagent-max-tokens", orchestrate.DefaultSubagentTokens, "bound on each sub-agent's return, in tokens")
+	fl.StringVar(&f.runsDir, "runs-dir", ".baton/runs", "where run records are saved")
+	fl.BoolVar(&f.noSave, "no-save", false, "do not save the run record")
+	return cmd
+}
+
+func runAsk(cmd *cobra.Command, f askFlags, task string) error {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	switch {
+	case strings.TrimSpace(task) == "":
+		return usageErrorf("the task is empty")
+	case len(f.docs) == 0:
+		return usageErrorf("give at least one --doc (a file, a folder, or - for stdin)")
+	case f.planner != orchestrate.PlannerLLM && f.planner != orchestrate.PlannerRetrieval:
+		return usageErrorf("--planner must be llm or retrieval, not %q", f.planner)
+	case f.concurrency < 1:
+		return usageErrorf("--concurrency must be at least 1")
+	case f.maxSubtasks < 1:
+		return usageErrorf("--max-subtasks must be at least 1")
+	case f.maxAttempts < 1:
+		return usageErrorf("--max-attempts must be at least 1")
+	}
+	docs, err := document.Load(f.docs, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	lib := skill.Builtins()
+	for _, dir := range f.skills {
+		problems, err := lib.AddDir(dir)
+		if err != nil {
+			return fmt.Errorf("--skills %s: %w", dir, err)
+		}
+		for _, p := range problems {
+			fmt.Fprintf(stderr, "baton: warning: %s\n", p)
+		}
+	}
+
+	cfg := orchestrate.Config{
+		Task:        task,
+		Context:     docs.Text,
+		Planner:     f.planner,
+		Skills:      lib,
+		DryRun:      f.dryRun,
+		FailFast:    f.failFast,
+		Concurrency: f.concurrency,
+		MaxSubtasks: f.maxSubtasks,
+		SubagentMax: f.subagentMax,
+		Stream:      f.stream,
+	}
+	for _, s := range docs.Sources {
+		cfg.Sources = append(cfg.Sources, s.Name)
+	}
+
+	noProvider := false
+	if !f.dryRun {
+		sel, err := provider.Resolve(ctx, provider.Options{Provider: f.provider, Model: f.model, BaseURL: f.baseURL}, os.Getenv)
+		switch {
+		case errors.Is(err, llm.ErrNoProvider) && f.provider == "":
+			noProvider = true
+			fmt.Fprintf(stderr, "baton: %v\n", err)
+		case err != nil:
+			return err
+		default:
+			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
+			cfg.PlannerModel = f.plannerModel
+			var m llm.Model = llm.WithLimits(sel.LLM, llm.Limits{Concurrency: f.concurrency, RequestsPerMinute: f.rpm, TokensPerMinute: f.tpm})
+			m = llm.WithRetry(m, llm.RetryPolicy{
+				MaxAttempts: f.maxAttempts,
+				OnRetry: func(attempt int, wait time.Duration, err error) {
+					if !isTerminal(stderr) {
+						fmt.Fprintf(stderr, "baton: attempt %d failed (%s); retrying in %s\n", attempt, oneLineErr(err), wait.Round(time.Millisecond))
+					}
+				},
+			})
+			cfg.Model = m
+		}
+	}
+	cfg.Counter = tokens.ForModel(cfg.ModelName)
+
+	var prog *progress
+	if isTerminal(stderr) && cfg.Model != nil {
+		w, _, _ := term.GetSize(int(stderr.(*os.File).Fd()))
+		prog = newProgress(stderr, w)
+		cfg.Progress = prog.event
+	}
+	rec, runErr := orchestrate.Ask(ctx, cfg)
+	if prog != nil {
+		prog.close()
+	}
+	if rec == nil {
+		return runErr
+	}
+	saved := ""
+	if !f.noSave {
+		p, err := rec.Save(f.runsDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "baton: %v\n", err)
+		} else {
+			saved = p
+		}
+	}
+
+	out := cmd.OutOrStdout()
+	switch {
+	case f.json:
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rec); err != nil {
+			return err
+		}
+	case rec.DryRun:
+		printDryRun(out, rec, noProvider)
+	default:
+		if rec.Answer != "" {
+			fmt.Fprintln(out, strings.TrimRight(rec.Answer, "\n"))
+		}
+	}
+	if !rec.DryRun {
+		printSummary(stderr, rec)
+	}
+	if saved != "" {
+		fmt.Fprintf(stderr, "baton: run record: %s\n", saved)
+	}
+	for _, w := range rec.Warnings {
+		fmt.Fprintf(stderr, "baton: warning: %s\n", w)
+	}
+	switch {
+	case runErr == nil:
+		return nil
+	case errors.Is(runErr, orchestrate.ErrPartial):
+		fmt.Fprintf(stderr, "baton: partial answer: %v\n", runErr)
+		return &exitErr{code: exitPartial}
+	case errors.Is(runErr, context.Canceled):
+		return withCode(exitError, errors.New("cancelled; the run record keeps what finished"))
+	default:
+		return runErr
+	}
+}
+
+func printDryRun(w io.Writer, rec *orchestrate.Record, noProvider bool) {
+	if noProvider {
+		fmt.Fprintln(w, "No model was called: no provider is configured, so this is a dry run.")
+	} else {
+		fmt.Fprintln(w, "No model was called: this is a dry run.")
+	}
+	fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
+	for _, s := range rec.Subtasks {
+		fmt.Fprintf(w, "  %d. [%s] %s\n", s.Index+1, s.Skill, s.Task)
+		if s.Slice == nil {
+			continue
+		}
+		var where []string
+		for _, m := range s.Slice.Matched {
+			if m.Heading != "" {
+				where = append(where, fmt.Sprintf("%q (lines %d-%d)", m.Heading, m.StartLine, m.EndLine))
+			} else {
+				where = append(where, fmt.Sprintf("lines %d-%d", m.StartLine, m.EndLine))
+			}
+		}
+		if s.Slice.Fallback {
+			where = append(where, "whole context (no pointer matched)")
+		}
+		fmt.Fprintf(w, "     slice: %s — %d tokens\n", strings.Join(where, ", "), s.ContextTokens)
+	}
+	a := rec.Accounting
+	fmt.Fprintf(w, "Estimate (%s, local count):\n", a.Counter)
+	fmt.Fprintf(w, "  context:                 %d tokens\n", a.ContextTokens)
+	fmt.Fprintf(w, "  planner input:           %d tokens\n", a.PlannerInputTokens)
+	fmt.Fprintf(w, "  sub-agent input:         %d tokens\n", a.SubagentInputTokens)
+	fmt.Fprintf(w, "  orchestrated input:      %d tokens (synthesis not included)\n", a.OrchestratedInputTokens)
+	fmt.Fprintf(w, "  naive input:             %d tokens (whole context to every sub-agent)\n", a.NaiveInputTokens)
+	fmt.Fprintf(w, "  saving:                  %.1f%%\n", 100*a.SavingsRatio)
+}
+
+func printSummary(w io.Writer, rec *orchestrate.Record) {
+	self, deleg, failed := 0, 0, 0
+	for _, s := range rec.Subtasks {
+		if s.Mode == orchestrate.ModeSelf {
+			self++
+		} else {
+			deleg++
+		}
+		if s.Status == orchestrate.StatusFailed {
+			failed++
+		}
+	}
+	u := rec.Usage.Total
+	a := rec.Accounting
+	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens\n",
+		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
+	if a.NaiveInputTokens > 0 {
+		fmt.Fprintf(w, "baton: input sent %d tokens vs %d naive (%.1f%% saved)\n", a.OrchestratedInputTokens, a.NaiveInputTokens, 100*a.SavingsRatio)
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func oneLineErr(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/baton-dev/baton/orchestrate"
+)
+
+// progress draws one live line per subtask on a terminal. It redraws the
+// whole block on every event: with at most a few dozen subtasks that is
+// cheap, and it needs no terminal library beyond two ANSI sequences.
+type progress struct {
+	mu     sync.Mutex
+	w      io.Writer
+	phase  string
+	lines  map[int]string
+	order  []int
+	drawn  int
+	width  int
+	closed bool
+}
+
+func newProgress(w io.Writer, width int) *progress {
+	if width <= 20 {
+		width = 80
+	}
+	return &progress{w: w, lines: map[int]string{}, width: width}
+}
+
+func (p *progress) event(e orchestrate.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	if e.Index < 0 {
+		p.phase = fmt.Sprintf("%s: %s", e.Phase, e.Status)
+	} else {
+		if _, ok := p.lines[e.Index]; !ok {
+			p.order = append(p.order, e.Index)
+		}
+		mark := map[string]string{"running": "…", "ok": "✓", "failed": "✗", "retrying": "↻", "skipped": "-"}[e.Status]
+		p.lines[e.Index] = fmt.Sprintf("%s subtask %d %s: %s", mark, e.Index+1, e.Status, e.Message)
+	}
+	p.redraw()
+}
+
+func (p *progress) redraw() {
+	var b strings.Builder
+	if p.drawn > 0 {
+		fmt.Fprintf(&b, "\033[%dA", p.drawn)
+	}
+	rows := append([]string{p.phase}, nil...)
+	for _, i := range p.order {
+		rows = append(rows, p.lines[i])
+	}
+	for _, row := range rows {
+		if r := []rune(row); len(r) > p.width-1 {
+			row = string(r[:p.width-2]) + "…"
+		}
+		b.WriteString("\r\033[2K")
+		b.WriteString(row)
+		b.WriteByte('\n')
+	}
+	p.drawn = len(rows)
+	io.WriteString(p.w, b.String())
+}
+
+// close stops drawing; the last state stays on screen.
+func (p *progress) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+}

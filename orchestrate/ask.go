@@ -1,0 +1,519 @@
+// Package orchestrate runs `baton ask`: the four phases of skill-aware
+// orchestration. A planner reads the context once and writes a plan; the
+// assembler (deterministic, no model call) cuts one slice of the context per
+// delegated subtask; sub-agents run in parallel, each on its slice with its
+// skill's prompt; a synthesis call joins their results with the planner's
+// self-answers in plan order. Every call's usage is recorded, and the run is
+// accounted against the naive baseline of sending the whole context to every
+// sub-agent.
+package orchestrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/plan"
+	"github.com/baton-dev/baton/skill"
+	"github.com/baton-dev/baton/slice"
+	"github.com/baton-dev/baton/tokens"
+)
+
+// Planner kinds.
+const (
+	PlannerLLM       = "llm"
+	PlannerRetrieval = "retrieval"
+)
+
+// Defaults for a run; each is a Config field a caller may change.
+const (
+	DefaultMaxSubtasks     = 6
+	DefaultConcurrency     = 4
+	DefaultTemperature     = 0.3
+	DefaultSubagentTokens  = 1500
+	DefaultPlannerTokens   = 4096
+	DefaultSynthesisTokens = 4096
+)
+
+// Sentinel errors callers branch on for exit codes.
+var (
+	// ErrPartial means the run finished and produced an answer, but some
+	// delegated subtasks failed; their errors are in the record.
+	ErrPartial = errors.New("some subtasks failed")
+	// ErrPlan means the planner's output was not a valid plan, even after
+	// one repair request.
+	ErrPlan = errors.New("planner did not produce a valid plan")
+)
+
+// Config is one ask run.
+type Config struct {
+	Task     string
+	Context  string   // the whole context (documents already combined)
+	Sources  []string // document names, for the record
+	Planner  string   // PlannerLLM or PlannerRetrieval
+	Skills   *skill.Library
+	Counter  *tokens.Counter
+	Model    llm.Model // nil: no provider; the run is a dry run
+	DryRun   bool
+	FailFast bool
+
+	Provider     string
+	ModelName    string
+	PlannerModel string // defaults to ModelName
+	Concurrency  int
+	MaxSubtasks  int
+	Temperature  float64
+	SubagentMax  int // max output tokens of a sub-agent (its return bound)
+	PlannerMax   int
+	SynthesisMax int
+	Stream       bool
+	Progress     func(Event) // called from several goroutines at once
+	Now          func() time.Time
+}
+
+// Event reports progress of one subtask (or a phase, with Index -1).
+type Event struct {
+	Index   int
+	Phase   string // "plan", "assemble", "dispatch", "synthesis"
+	Status  string // "running", "ok", "failed", "skipped", "retrying"
+	Message string
+}
+
+func (c *Config) defaults() {
+	if c.Planner == "" {
+		c.Planner = PlannerLLM
+	}
+	if c.Counter == nil {
+		c.Counter = tokens.ForModel(c.ModelName)
+	}
+	if c.Skills == nil {
+		c.Skills = skill.Builtins()
+	}
+	if c.PlannerModel == "" {
+		c.PlannerModel = c.ModelName
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.MaxSubtasks <= 0 {
+		c.MaxSubtasks = DefaultMaxSubtasks
+	}
+	if c.Temperature == 0 {
+		c.Temperature = DefaultTemperature
+	}
+	if c.SubagentMax <= 0 {
+		c.SubagentMax = DefaultSubagentTokens
+	}
+	if c.PlannerMax <= 0 {
+		c.PlannerMax = DefaultPlannerTokens
+	}
+	if c.SynthesisMax <= 0 {
+		c.SynthesisMax = DefaultSynthesisTokens
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Progress == nil {
+		c.Progress = func(Event) {}
+	}
+}
+
+// run holds the state of one Ask call.
+type run struct {
+	cfg    Config
+	doc    *slice.Document
+	rec    *Record
+	mu     sync.Mutex // guards rec.Warnings and rec.Usage during dispatch
+	acct   Accounting
+	failed int // delegated subtasks that failed
+	calib  tokens.Calibration
+}
+
+func (r *run) warnf(format string, a ...any) {
+	r.mu.Lock()
+	r.rec.Warnings = append(r.rec.Warnings, fmt.Sprintf(format, a...))
+	r.mu.Unlock()
+}
+
+// Ask runs the four phases. It always returns a record, also on error, so
+// the caller can save what was done: nothing already paid for is lost.
+func Ask(ctx context.Context, cfg Config) (*Record, error) {
+	cfg.defaults()
+	start := cfg.Now()
+	r := &run{cfg: cfg, doc: slice.Parse([]byte(cfg.Context))}
+	r.rec = &Record{
+		ID:           newRunID(start),
+		StartedAt:    start.UTC(),
+		Task:         cfg.Task,
+		Documents:    cfg.Sources,
+		Provider:     cfg.Provider,
+		Model:        cfg.ModelName,
+		PlannerModel: cfg.PlannerModel,
+		Planner:      cfg.Planner,
+		DryRun:       cfg.DryRun || cfg.Model == nil,
+		Subtasks:     []SubtaskResult{},
+		Warnings:     []string{},
+	}
+	if r.rec.DryRun {
+		r.rec.Provider, r.rec.Model, r.rec.PlannerModel = "", "", ""
+		if cfg.Planner == PlannerLLM {
+			// Without a model only the retrieval planner can plan.
+			r.rec.Planner = PlannerRetrieval
+		}
+	}
+	r.acct.Counter = string(cfg.Counter.Encoding())
+	r.acct.ContextTokens = cfg.Counter.Count(cfg.Context)
+	err := r.ask(ctx)
+	r.acct.finish()
+	r.acct.Calibration = r.calib.Summary()
+	r.rec.Accounting = r.acct
+	u := &r.rec.Usage
+	u.Total = u.Planner.Add(u.Subagents).Add(u.Synthesis)
+	r.rec.DurationMS = cfg.Now().Sub(start).Milliseconds()
+	if err != nil && !errors.Is(err, ErrPartial) {
+		r.rec.Error = err.Error()
+	}
+	return r.rec, err
+}
+
+func (r *run) ask(ctx context.Context) error {
+	if strings.TrimSpace(r.cfg.Task) == "" {
+		return errors.New("the task is empty")
+	}
+	p, err := r.plan(ctx)
+	if err != nil {
+		return err
+	}
+	r.rec.Plan = p
+	for _, w := range p.Warnings {
+		r.warnf("plan: %s", w)
+	}
+	r.assemble(p)
+	if r.rec.DryRun {
+		r.estimate()
+		return nil
+	}
+	r.rec.ModelCalled = true
+	if err := r.dispatch(ctx); err != nil {
+		return err
+	}
+	return r.synthesise(ctx)
+}
+
+// ---- Phase 1: plan ----
+
+func (r *run) skillInfos() []plan.SkillInfo {
+	var out []plan.SkillInfo
+	for _, s := range r.cfg.Skills.List() {
+		out = append(out, plan.SkillInfo{Name: s.Name, Description: s.Description})
+	}
+	return out
+}
+
+func (r *run) promptInput() plan.PromptInput {
+	var outline []plan.OutlineEntry
+	for _, h := range r.doc.Outline() {
+		outline = append(outline, plan.OutlineEntry{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine})
+	}
+	return plan.PromptInput{
+		Task:          r.cfg.Task,
+		Outline:       outline,
+		Skills:        r.skillInfos(),
+		MaxSubtasks:   r.cfg.MaxSubtasks,
+		DocumentLines: r.doc.NumLines(),
+		Context:       r.cfg.Context,
+	}
+}
+
+func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
+	r.cfg.Progress(Event{Index: -1, Phase: "plan", Status: "running"})
+	if r.rec.Planner == PlannerRetrieval {
+		p := r.retrievalPlan()
+		if r.rec.DryRun && r.cfg.Planner == PlannerLLM {
+			// Count what the model planner would have read, so the
+			// estimate is that of a real run.
+			sys, user := plan.PlannerPrompt(r.promptInput())
+			r.acct.PlannerInputTokens = r.count(sys, user)
+		}
+		return p, nil
+	}
+	sys, user := plan.PlannerPrompt(r.promptInput())
+	req := &llm.Request{
+		Model:       r.cfg.PlannerModel,
+		System:      sys,
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user}},
+		Temperature: llm.Float(0),
+		MaxTokens:   r.cfg.PlannerMax,
+		JSONSchema:  &llm.Schema{Name: "plan", Schema: plan.JSONSchema()},
+		Stream:      r.cfg.Stream,
+	}
+	opts := plan.Options{MaxSubtasks: r.cfg.MaxSubtasks, Lines: r.doc.NumLines()}
+	resp, err := r.call(ctx, req, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
+	p, perr := plan.Parse(resp.Text, opts)
+	if perr == nil {
+		return p, nil
+	}
+	// Exactly one repair round-trip, quoting the validation error.
+	r.warnf("planner output was not a valid plan (%v); asked once for a repair", oneLine(perr))
+	req.Messages = append(req.Messages,
+		llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
+		llm.Message{Role: llm.RoleUser, Content: plan.RepairPrompt(resp.Text, perr)})
+	resp, err = r.call(ctx, req, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
+	if err != nil {
+		return nil, fmt.Errorf("plan repair: %w", err)
+	}
+	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
+	p, perr = plan.Parse(resp.Text, opts)
+	if perr != nil {
+		return nil, fmt.Errorf("%w after one repair: %s", ErrPlan, oneLine(perr))
+	}
+	return p, nil
+}
+
+func (r *run) retrievalPlan() *plan.Plan {
+	var sections []plan.SectionText
+	lines := r.doc.Lines()
+	for _, h := range r.doc.Outline() {
+		body := ""
+		if h.Line >= 1 && h.EndLine <= len(lines) && h.Line <= h.EndLine {
+			body = strings.Join(lines[h.Line-1:h.EndLine], "\n")
+		}
+		sections = append(sections, plan.SectionText{Title: h.Title, Path: h.Path, Level: h.Level, Line: h.Line, EndLine: h.EndLine, Text: body})
+	}
+	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: sections, Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks})
+}
+
+// ---- Phase 2: assemble (no model call) ----
+
+// prepared is a delegated subtask ready to send.
+type prepared struct {
+	req       *llm.Request
+	naiveUser string
+	sliceText string
+}
+
+func (r *run) assemble(p *plan.Plan) {
+	r.cfg.Progress(Event{Index: -1, Phase: "assemble", Status: "running"})
+	for i, st := range p.Subtasks {
+		res := SubtaskResult{Index: i, Task: st.Task, Skill: st.Skill}
+		if st.IsSelf() {
+			res.Mode, res.Status, res.Output = ModeSelf, StatusOK, st.Answer
+		} else {
+			res.Mode, res.Status = ModeDelegated, StatusSkipped
+		}
+		r.rec.Subtasks = append(r.rec.Subtasks, res)
+	}
+}
+
+// prepare cuts the slice of subtask i and builds its request; it also builds
+// the naive prompt (the same request with the whole context) for accounting.
+func (r *run) prepare(i int) prepared {
+	res := &r.rec.Subtasks[i]
+	st := r.rec.Plan.Subtasks[i]
+	sk, ok := r.cfg.Skills.Get(st.Skill)
+	if !ok {
+		sk = skill.Generic()
+		r.warnf("subtask %d: unknown skill %q; used the generic analyst prompt", i+1, st.Skill)
+	}
+	res.ResolvedSkill = sk.Name
+	ptrs := slice.Pointers{Sections: st.ContextPointers.Sections, LineRanges: st.ContextPointers.LineRanges}
+	cut := r.doc.Extract(ptrs)
+	info := &SliceInfo{Matched: []SliceMatch{}, Unmatched: append([]string{}, cut.Unmatched...), Fallback: cut.Fallback}
+	for _, m := range cut.Matched {
+		info.Matched = append(info.Matched, SliceMatch{Pointer: m.Pointer, Heading: m.Heading, StartLine: m.StartLine, EndLine: m.EndLine})
+	}
+	text := cut.Text
+	for _, w := range cut.Warnings {
+		r.warnf("subtask %d: %s", i+1, w)
+	}
+	if strings.TrimSpace(text) == "" {
+		if !cut.Fallback {
+			r.warnf("subtask %d: the slice is empty; sent the full context instead", i+1)
+		}
+		text = r.cfg.Context
+		info.Fallback = true
+	} else if cut.Fallback && len(cut.Warnings) == 0 {
+		r.warnf("subtask %d: no context pointer matched; sent the full context", i+1)
+	}
+	info.Lines = strings.Count(text, "\n") + 1
+	res.Slice = info
+	res.ContextTokens = r.cfg.Counter.Count(text)
+	user := subagentUser(r.cfg.Task, st, text, sk.OutputHint)
+	req := &llm.Request{
+		Model:       r.cfg.ModelName,
+		System:      sk.Body,
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user}},
+		Temperature: llm.Float(r.cfg.Temperature),
+		MaxTokens:   r.cfg.SubagentMax,
+		Stream:      r.cfg.Stream,
+	}
+	res.PromptTokens = r.count(req.System, user)
+	naive := r.count(req.System, subagentUser(r.cfg.Task, st, r.cfg.Context, sk.OutputHint))
+	r.mu.Lock()
+	r.acct.SubagentInputTokens += res.PromptTokens
+	r.acct.NaiveInputTokens += naive
+	r.mu.Unlock()
+	return prepared{req: req, sliceText: text}
+}
+
+// estimate fills the accounting of a dry run: every delegated prompt is
+// built and counted, nothing is sent.
+func (r *run) estimate() {
+	for i := range r.rec.Subtasks {
+		if r.rec.Subtasks[i].Mode == ModeDelegated {
+			r.prepare(i)
+		}
+	}
+	r.acct.Estimate = true
+	r.acct.NaiveInputTokens += r.acct.PlannerInputTokens
+}
+
+// ---- Phase 3: dispatch ----
+
+func (r *run) dispatch(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.Concurrency)
+	var failed int
+	for i := range r.rec.Subtasks {
+		if r.rec.Subtasks[i].Mode != ModeDelegated {
+			continue
+		}
+		pr := r.prepare(i)
+		g.Go(func() error {
+			res := &r.rec.Subtasks[i]
+			if gctx.Err() != nil {
+				res.Error = "not run: " + context.Cause(gctx).Error()
+				return nil
+			}
+			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "running", Message: res.Task})
+			t0 := r.cfg.Now()
+			var usage llm.Usage
+			resp, err := r.cfg.Model.Generate(gctx, pr.req)
+			res.DurationMS = r.cfg.Now().Sub(t0).Milliseconds()
+			if resp != nil {
+				usage = resp.Usage
+				res.Attempts = resp.Attempts
+				r.calib.Observe(int64(res.PromptTokens), usage.PromptTokens())
+			}
+			r.mu.Lock()
+			r.rec.Usage.Subagents = r.rec.Usage.Subagents.Add(usage)
+			r.mu.Unlock()
+			res.Usage = usage
+			if err != nil {
+				res.Status, res.Error = StatusFailed, oneLine(err)
+				r.mu.Lock()
+				failed++
+				r.mu.Unlock()
+				r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "failed", Message: res.Error})
+				if r.cfg.FailFast || ctx.Err() != nil {
+					return fmt.Errorf("subtask %d: %w", i+1, err)
+				}
+				return nil
+			}
+			res.Status, res.Output = StatusOK, resp.Text
+			if resp.StopReason == "max_tokens" || resp.StopReason == "length" {
+				r.warnf("subtask %d: the return hit its %d-token bound and was cut", i+1, r.cfg.SubagentMax)
+			}
+			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "ok", Message: res.Task})
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("cancelled: %w", ctx.Err())
+		}
+		return fmt.Errorf("--fail-fast: %w", err)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("cancelled: %w", ctx.Err())
+	}
+	r.failed = failed
+	return nil
+}
+
+// ---- Phase 4: synthesis ----
+
+func (r *run) synthesise(ctx context.Context) error {
+	ok := 0
+	for _, s := range r.rec.Subtasks {
+		if s.Status == StatusOK {
+			ok++
+		}
+	}
+	if ok == 0 {
+		return errors.New("every subtask failed; nothing to synthesise")
+	}
+	r.cfg.Progress(Event{Index: -1, Phase: "synthesis", Status: "running"})
+	user := synthesisUser(r.cfg.Task, r.rec.Subtasks)
+	req := &llm.Request{
+		Model:       r.cfg.ModelName,
+		System:      synthesisSystem,
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user}},
+		Temperature: llm.Float(r.cfg.Temperature),
+		MaxTokens:   r.cfg.SynthesisMax,
+		Stream:      r.cfg.Stream,
+	}
+	resp, err := r.call(ctx, req, &r.rec.Usage.Synthesis, &r.acct.SynthesisInputTokens)
+	// The naive run would have sent the same synthesis prompt.
+	r.acct.NaiveInputTokens += r.acct.PlannerInputTokens + r.acct.SynthesisInputTokens
+	if err != nil {
+		return fmt.Errorf("synthesis: %w", err)
+	}
+	r.rec.Answer = resp.Text
+	r.cfg.Progress(Event{Index: -1, Phase: "synthesis", Status: "ok"})
+	if r.failed > 0 {
+		return fmt.Errorf("%w: %d of %d delegated subtasks", ErrPartial, r.failed, r.delegated())
+	}
+	return nil
+}
+
+func (r *run) delegated() int {
+	n := 0
+	for _, s := range r.rec.Subtasks {
+		if s.Mode == ModeDelegated {
+			n++
+		}
+	}
+	return n
+}
+
+// call sends one request, adds its reported usage to *usage and its local
+// prompt count to *counted. The prompt is counted even when the call fails:
+// it was sent.
+func (r *run) call(ctx context.Context, req *llm.Request, usage *llm.Usage, counted *int) (*llm.Response, error) {
+	parts := []string{req.System}
+	for _, m := range req.Messages {
+		parts = append(parts, m.Content)
+	}
+	n := r.count(parts...)
+	*counted += n
+	resp, err := r.cfg.Model.Generate(ctx, req)
+	if resp != nil {
+		*usage = usage.Add(resp.Usage)
+		r.calib.Observe(int64(n), resp.Usage.PromptTokens())
+	}
+	return resp, err
+}
+
+func (r *run) count(parts ...string) int {
+	n := 0
+	for _, p := range parts {
+		n += r.cfg.Counter.Count(p)
+	}
+	return n
+}
+
+// oneLine keeps error text to one line for records and terminals.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
