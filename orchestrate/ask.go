@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -255,6 +256,14 @@ func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
 	}
 	opts := plan.Options{MaxSubtasks: r.cfg.MaxSubtasks, Lines: r.doc.NumLines()}
 	resp, err := r.call(ctx, req, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
+	var pe *llm.ProviderError
+	if err != nil && errors.As(err, &pe) && pe.StatusCode == http.StatusBadRequest {
+		// Some models and compatible servers refuse structured output.
+		// The plan parser tolerates free text, so ask again without it.
+		r.warnf("the provider refused the planner request with a JSON schema (%s); asked again without one", oneLine(err))
+		req.JSONSchema = nil
+		resp, err = r.call(ctx, req, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}

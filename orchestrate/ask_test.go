@@ -427,3 +427,72 @@ func TestAskConcurrencyBound(t *testing.T) {
 		t.Errorf("peak sub-agents in flight = %d, want 1..2", peak)
 	}
 }
+
+func TestAskRetrievalPlannerInARealRun(t *testing.T) {
+	s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Planner = orchestrate.PlannerRetrieval
+	cfg.Task = "What drove revenue? How did staffing change?"
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Requests() {
+		if isPlanner(r) {
+			t.Fatal("the retrieval planner called a model")
+		}
+	}
+	if !rec.ModelCalled || rec.DryRun || rec.Answer == "" || rec.Usage.Planner != (llm.Usage{}) {
+		t.Errorf("record: called=%v dry=%v answer=%q planner usage=%+v", rec.ModelCalled, rec.DryRun, rec.Answer, rec.Usage.Planner)
+	}
+	if s.Count() != len(rec.Subtasks)+1 {
+		t.Errorf("server saw %d requests for %d subtasks + synthesis", s.Count(), len(rec.Subtasks))
+	}
+}
+
+func TestAskStreaming(t *testing.T) {
+	for name, mk := range providers {
+		t.Run(name, func(t *testing.T) {
+			s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
+			cfg := config(mk(t, s))
+			cfg.Stream = true
+			rec, err := orchestrate.Ask(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range s.Requests() {
+				if !r.Stream {
+					t.Errorf("request to %s was not streamed", r.Path)
+				}
+			}
+			if rec.Answer != "FINAL: revenue up, costs down." || rec.Usage.Total != s.TotalUsage() {
+				t.Errorf("answer %q, usage %+v vs server %+v", rec.Answer, rec.Usage.Total, s.TotalUsage())
+			}
+		})
+	}
+}
+
+func TestAskPlannerWithoutSchemaWhenRefused(t *testing.T) {
+	refuse := llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		return llmtest.Fail(400, "invalid_request_error", "output_config is not supported by this model")
+	})
+	refuse.System = "You are the planner"
+	refuse = refuse.Limit(1)
+	s := llmtest.NewServer(t, refuse, script(llmtest.Text(planJSON)))
+	rec, err := orchestrate.Ask(context.Background(), config(providers["anthropic"](t, s)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var planners []llmtest.RecordedRequest
+	for _, r := range s.Requests() {
+		if isPlanner(r) {
+			planners = append(planners, r)
+		}
+	}
+	if len(planners) != 2 || planners[0].ResponseFormat == nil || planners[1].ResponseFormat != nil {
+		t.Fatalf("planner requests: %d; want one with a schema, then one without", len(planners))
+	}
+	if !strings.Contains(strings.Join(rec.Warnings, "\n"), "without one") {
+		t.Errorf("no warning about the dropped schema: %v", rec.Warnings)
+	}
+}

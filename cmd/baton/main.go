@@ -123,6 +123,12 @@ func main() {
 	// Ctrl-C cancels the context: calls in flight are cancelled and the
 	// commands exit cleanly with what they have recorded.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, restore the default handling so that a
+		// second Ctrl-C ends a run that is slow to wind down.
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
