@@ -1,0 +1,392 @@
+// Package runlog writes and reads the run log: the record `baton run` keeps of
+// what it did, which `baton ledger lint` later reads to find red flags. It is a
+// public file format; users' scripts may read it, so fields are only ever
+// added, never renamed or repurposed.
+//
+// # File
+//
+// The log is JSON Lines: one JSON object per line, UTF-8, each line ended by
+// "\n". The runner keeps it at .baton/runs/<run id>/events.jsonl. Every event
+// is appended with O_APPEND and fsynced before the runner goes on, so a run
+// killed with SIGKILL loses at most the line it was writing. Readers tolerate
+// such a torn last line and report it; a malformed line anywhere else is an
+// error in the file. Readers must ignore keys and event types they do not
+// know, so that older tools read newer logs.
+//
+// # Fields
+//
+// Every event has:
+//
+//	time   RFC 3339 time the event happened (UTC, nanoseconds)
+//	run    the run id
+//	type   one of the event types below
+//
+// and, where they apply, phase, skill and step (the step id). Empty and zero
+// fields are left out. The other fields by event type:
+//
+//	run_start            phases (the ordered phase list: the phase→boundary map,
+//	                     fixed for the run), ledger_path, window_tokens,
+//	                     threshold_tokens
+//	run_end              status ("done" | "failed" | "cancelled"), note
+//	phase_start          phase
+//	phase_end            phase
+//	boundary_evaluation  phase (the phase ending), next_phase, projected_tokens,
+//	                     threshold_tokens, window_tokens, decision ("reset" |
+//	                     "continue")
+//	threshold_crossed    projected_tokens, threshold_tokens, window_tokens
+//	miss_note            note, misses (the count of misses in a row in the phase)
+//	reset                reason ("threshold" | "boundary" |
+//	                     "forced_after_misses" | "hard_limit"), mode ("fresh" |
+//	                     "compact"), ledger_time (the heading time of the ledger
+//	                     entry the new session was seeded from),
+//	                     context_tokens, window_tokens, context_fraction
+//	                     (context_tokens / window_tokens at the reset)
+//	resume               from ("ledger" | "transcript" | "memory" | ...),
+//	                     ledger_time
+//	ledger_written       ledger_path, ledger_time, complete (true | false),
+//	                     missing (the fields an incomplete entry lacked)
+//	subagent_return      tokens, contract_tokens, action ("accepted" |
+//	                     "re_requested" | "truncated" | "ingested_oversize")
+//	step_start           skill, step
+//	step_end             skill, step, input_hash (content hash of the step's
+//	                     inputs), usage
+//	model_call           model, input_hash, usage
+//
+// usage is an object: input_tokens, output_tokens, cache_read_tokens,
+// cache_write_tokens.
+package runlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Event types. The runner writes these; readers must tolerate others.
+const (
+	RunStart           = "run_start"
+	RunEnd             = "run_end"
+	PhaseStart         = "phase_start"
+	PhaseEnd           = "phase_end"
+	BoundaryEvaluation = "boundary_evaluation"
+	ThresholdCrossed   = "threshold_crossed"
+	MissNote           = "miss_note"
+	Reset              = "reset"
+	Resume             = "resume"
+	LedgerWritten      = "ledger_written"
+	SubagentReturn     = "subagent_return"
+	StepStart          = "step_start"
+	StepEnd            = "step_end"
+	ModelCall          = "model_call"
+)
+
+// Values of Event.Decision, Event.Reason, Event.From and Event.Action.
+const (
+	DecisionReset    = "reset"
+	DecisionContinue = "continue"
+
+	ReasonThreshold         = "threshold"
+	ReasonBoundary          = "boundary"
+	ReasonForcedAfterMisses = "forced_after_misses"
+	ReasonHardLimit         = "hard_limit"
+
+	FromLedger     = "ledger"
+	FromTranscript = "transcript"
+	FromMemory     = "memory"
+
+	ActionAccepted         = "accepted"
+	ActionReRequested      = "re_requested"
+	ActionTruncated        = "truncated"
+	ActionIngestedOversize = "ingested_oversize"
+)
+
+// Usage is what a provider reported for a call or a step.
+type Usage struct {
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+}
+
+// Event is one line of the run log. The package comment says which fields
+// each type uses.
+type Event struct {
+	Time  time.Time `json:"time"`
+	Run   string    `json:"run"`
+	Type  string    `json:"type"`
+	Phase string    `json:"phase,omitempty"`
+	Skill string    `json:"skill,omitempty"`
+	Step  string    `json:"step,omitempty"`
+
+	Phases     []string `json:"phases,omitempty"`
+	NextPhase  string   `json:"next_phase,omitempty"`
+	LedgerPath string   `json:"ledger_path,omitempty"`
+	Status     string   `json:"status,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Misses     int      `json:"misses,omitempty"`
+
+	ProjectedTokens int     `json:"projected_tokens,omitempty"`
+	ThresholdTokens int     `json:"threshold_tokens,omitempty"`
+	WindowTokens    int     `json:"window_tokens,omitempty"`
+	ContextTokens   int     `json:"context_tokens,omitempty"`
+	ContextFraction float64 `json:"context_fraction,omitempty"`
+	Decision        string  `json:"decision,omitempty"`
+
+	Reason     string    `json:"reason,omitempty"`
+	Mode       string    `json:"mode,omitempty"`
+	LedgerTime time.Time `json:"ledger_time,omitzero"`
+	From       string    `json:"from,omitempty"`
+	// Complete is a pointer so that "complete": false is written: a
+	// ledger_written event without it would read as unknown, not as false.
+	Complete *bool    `json:"complete,omitempty"`
+	Missing  []string `json:"missing,omitempty"`
+
+	Tokens         int    `json:"tokens,omitempty"`
+	ContractTokens int    `json:"contract_tokens,omitempty"`
+	Action         string `json:"action,omitempty"`
+
+	Model     string `json:"model,omitempty"`
+	InputHash string `json:"input_hash,omitempty"`
+	Usage     *Usage `json:"usage,omitempty"`
+
+	// Path and Line say where Read found the event, for messages. They are
+	// not part of the file.
+	Path string `json:"-"`
+	Line int    `json:"-"`
+}
+
+// Bool returns a pointer to b, for Event.Complete.
+func Bool(b bool) *bool { return &b }
+
+// ErrInvalidEvent is returned by Write for an event missing its type or run.
+var ErrInvalidEvent = errors.New("invalid run log event")
+
+// maxLine bounds one event; a longer line is reported, not read into memory
+// without limit.
+const maxLine = 4 << 20
+
+// Problem is one line of the log that could not be read.
+type Problem struct {
+	Path string
+	Line int
+	// Torn is true for an unfinished last line: what a writer killed mid-write
+	// leaves, tolerated rather than an error in the file.
+	Torn bool
+	Msg  string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Msg) }
+
+// Writer appends events to a run log. It is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// Open opens path for appending, creating it and its directory if needed. If
+// the file ends in a torn line, a newline is written first so the next event
+// starts on a line of its own and the torn line stays isolated.
+func Open(path string) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("run log %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run log %s: %w", path, err)
+	}
+	torn, err := endsTorn(path)
+	if err == nil && torn {
+		_, err = f.Write([]byte("\n"))
+		if err == nil {
+			err = f.Sync()
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("run log %s: %w", path, err)
+	}
+	return &Writer{f: f, path: path}, nil
+}
+
+// endsTorn reports whether the file is non-empty and lacks a final newline.
+func endsTorn(path string) (bool, error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	st, err := r.Stat()
+	if err != nil || st.Size() == 0 {
+		return false, err
+	}
+	b := make([]byte, 1)
+	if _, err := r.ReadAt(b, st.Size()-1); err != nil {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}
+
+// Write appends e as one line and fsyncs, so that once Write returns the event
+// survives a crash. A zero Time is set to now.
+func (w *Writer) Write(e Event) error {
+	if e.Type == "" || e.Run == "" {
+		return fmt.Errorf("run log %s: %w: type and run are required", w.path, ErrInvalidEvent)
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("run log %s: %s event: %w", w.path, e.Type, err)
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return fmt.Errorf("run log %s: %w", w.path, os.ErrClosed)
+	}
+	// One write call per event: with O_APPEND the line lands whole at the
+	// end even if another process appends too.
+	if _, err := w.f.Write(b); err != nil {
+		return fmt.Errorf("run log %s: %w", w.path, err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("run log %s: sync: %w", w.path, err)
+	}
+	return nil
+}
+
+// Close closes the file. Closing twice is harmless.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	if err != nil {
+		return fmt.Errorf("run log %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Read reads the run log at path. Lines that are not events are returned as
+// problems with their line numbers; an unfinished last line is a problem with
+// Torn set. The error is only for a file that cannot be read at all.
+func Read(path string) ([]Event, []Problem, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run log: %w", err)
+	}
+	defer f.Close()
+	events, problems, err := Decode(f, path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run log %s: %w", path, err)
+	}
+	return events, problems, nil
+}
+
+// Decode reads a run log from r; path is used only in problems and events.
+func Decode(r io.Reader, path string) ([]Event, []Problem, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		events   []Event
+		problems []Problem
+		line     int
+	)
+	for {
+		raw, complete, err := readLine(br)
+		if err != nil {
+			return nil, nil, err
+		}
+		if raw == nil && !complete {
+			break
+		}
+		line++
+		p := Problem{Path: path, Line: line, Torn: !complete}
+		if len(raw) > maxLine {
+			p.Msg = fmt.Sprintf("line is longer than %d bytes", maxLine)
+			problems = append(problems, p)
+			continue
+		}
+		trimmed := bytes.TrimSpace(raw)
+		if len(trimmed) == 0 {
+			if !complete {
+				break
+			}
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal(trimmed, &e); err != nil {
+			p.Msg = "not a JSON event: " + shortJSONError(err)
+			if p.Torn {
+				p.Msg = "unfinished last line (the writer was probably killed mid-write)"
+			}
+			problems = append(problems, p)
+			continue
+		}
+		if e.Type == "" {
+			p.Msg = `event has no "type"`
+			problems = append(problems, p)
+			continue
+		}
+		e.Path, e.Line = path, line
+		events = append(events, e)
+		if !complete {
+			break
+		}
+	}
+	return events, problems, nil
+}
+
+// readLine returns the next line without its newline. complete is false for
+// a last line with no newline; (nil, false) means end of input. Lines longer
+// than maxLine are drained and returned truncated to maxLine+1 bytes so the
+// caller can report them.
+func readLine(br *bufio.Reader) (line []byte, complete bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf) <= maxLine {
+			buf = append(buf, chunk...)
+		}
+		switch {
+		case err == nil:
+			if len(buf) > maxLine {
+				return buf, true, nil
+			}
+			return bytes.TrimSuffix(buf[:len(buf)-1], []byte("\r")), true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if len(buf) == 0 {
+				return nil, false, nil
+			}
+			return buf, false, nil
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+// shortJSONError keeps a decoder message to one line.
+func shortJSONError(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%v (byte %d)", se, se.Offset)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %q has the wrong type (%s)", te.Field, te.Value)
+	}
+	return err.Error()
+}
