@@ -69,7 +69,7 @@ type SubtaskResult struct {
 	// system prompt and user message.
 	PromptTokens int       `json:"prompt_tokens"`
 	Usage        llm.Usage `json:"usage"`
-	Error        string    `json:"error,omitempty"`
+	Error        string    `json:"error"`
 	Output       string    `json:"output,omitempty"`
 	// ResolvedSkill is the skill whose prompt was used; it differs from
 	// Skill when the plan named an unknown one and the generic prompt ran.
