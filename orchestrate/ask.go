@@ -134,6 +134,9 @@ type run struct {
 	acct   Accounting
 	failed int // delegated subtasks that failed
 	calib  tokens.Calibration
+
+	naiveOnce  sync.Once
+	naiveBlock int
 }
 
 func (r *run) warnf(format string, a ...any) {
@@ -357,7 +360,8 @@ func (r *run) prepare(i int) prepared {
 	info.Lines = strings.Count(text, "\n") + 1
 	res.Slice = info
 	res.ContextTokens = r.cfg.Counter.Count(text)
-	user := subagentUser(r.cfg.Task, st, text, sk.OutputHint)
+	block, instr := contextBlock(text), subagentInstruction(r.cfg.Task, st, sk.OutputHint)
+	user := block + instr
 	req := &llm.Request{
 		Model:       r.cfg.ModelName,
 		System:      sk.Body,
@@ -366,8 +370,9 @@ func (r *run) prepare(i int) prepared {
 		MaxTokens:   r.cfg.SubagentMax,
 		Stream:      r.cfg.Stream,
 	}
-	res.PromptTokens = r.count(req.System, user)
-	naive := r.count(req.System, subagentUser(r.cfg.Task, st, r.cfg.Context, sk.OutputHint))
+	sysTokens, instrTokens := r.count(req.System), r.count(instr)
+	res.PromptTokens = sysTokens + r.count(block) + instrTokens
+	naive := sysTokens + r.naiveBlockTokens() + instrTokens
 	r.mu.Lock()
 	r.acct.SubagentInputTokens += res.PromptTokens
 	r.acct.NaiveInputTokens += naive
@@ -512,6 +517,13 @@ func (r *run) call(ctx context.Context, req *llm.Request, usage *llm.Usage, coun
 		r.calib.Observe(int64(n), resp.Usage.PromptTokens())
 	}
 	return resp, err
+}
+
+// naiveBlockTokens counts the whole context as a naive prompt would carry
+// it; every naive prompt carries the same block, so it is counted once.
+func (r *run) naiveBlockTokens() int {
+	r.naiveOnce.Do(func() { r.naiveBlock = r.count(contextBlock(r.cfg.Context)) })
+	return r.naiveBlock
 }
 
 func (r *run) count(parts ...string) int {

@@ -22,14 +22,30 @@ Write the final answer to the user's task:
 // prompt is the system prompt (the stable, cacheable prefix); everything that
 // varies per call is here, with the context first and the instruction last so
 // the instruction is the most recent thing the model reads.
+//
+// The message is the context block followed by the instruction. The block
+// ends in a blank line and the instruction starts with a letter, so the
+// tokenizer splits cleanly between them and the message's count is the sum
+// of the two parts' counts; accounting uses that to count the whole context
+// once per run instead of once per naive prompt.
 func subagentUser(task string, st plan.Subtask, context, hint string) string {
+	return contextBlock(context) + subagentInstruction(task, st, hint)
+}
+
+func contextBlock(context string) string {
 	var b strings.Builder
+	b.Grow(len(context) + 32)
 	b.WriteString("<context>\n")
 	b.WriteString(context)
 	if !strings.HasSuffix(context, "\n") {
 		b.WriteByte('\n')
 	}
 	b.WriteString("</context>\n\n")
+	return b.String()
+}
+
+func subagentInstruction(task string, st plan.Subtask, hint string) string {
+	var b strings.Builder
 	fmt.Fprintf(&b, "Overall task (for orientation only): %s\n\n", task)
 	fmt.Fprintf(&b, "Your subtask: %s\n", st.Task)
 	b.WriteString("\nWork only from the context above. If it does not hold what the subtask needs, say so instead of guessing.\n")
