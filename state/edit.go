@@ -1,0 +1,582 @@
+package state
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// Set replaces the value at path (keys from the top level down), adding the
+// key, and any missing parents, at the end of its mapping when it is
+// absent. Only the lines of that value change; everything else in the file
+// keeps its bytes. Values are rendered by the YAML encoder (strings quoted
+// only when they would otherwise read as something else, block style for
+// lists and mappings); pass a yaml.MapSlice to fix the order of a new
+// mapping's keys. On any error the File is unchanged.
+func (f *File) Set(value any, path ...string) error {
+	if err := checkPath(path); err != nil {
+		return fmt.Errorf("state %s: set: %w", f.path, err)
+	}
+	canon, err := canonical(value)
+	if err != nil {
+		return fmt.Errorf("state %s: set %s: %w", f.path, dotted(path), err)
+	}
+	want := cloneValue(f.doc.tree).(map[string]any)
+	setIn(want, path, canon)
+	data, err := f.spliceSet(value, path)
+	if err != nil {
+		return fmt.Errorf("state %s: set %s: %w", f.path, dotted(path), err)
+	}
+	return f.commit(data, want, path)
+}
+
+// Append adds value to the end of the list at path, creating the list when
+// it is absent or null. A block list gets the new item spliced after its
+// last item, so comments between earlier items survive; a list in flow style
+// is rewritten in block style.
+func (f *File) Append(value any, path ...string) error {
+	if err := checkPath(path); err != nil {
+		return fmt.Errorf("state %s: append: %w", f.path, err)
+	}
+	old, _ := f.Get(path...)
+	var list []any
+	switch x := old.(type) {
+	case nil:
+	case []any:
+		list = x
+	default:
+		return fmt.Errorf("state %s: append %s: %w: the value there is not a list", f.path, dotted(path), ErrUnsafeEdit)
+	}
+	canon, err := canonical(value)
+	if err != nil {
+		return fmt.Errorf("state %s: append %s: %w", f.path, dotted(path), err)
+	}
+	if len(list) > 0 {
+		if data, ok := f.spliceAppend(value, path); ok {
+			want := cloneValue(f.doc.tree).(map[string]any)
+			setIn(want, path, append(cloneValue(list).([]any), canon))
+			return f.commit(data, want, path)
+		}
+	}
+	return f.Set(append(list, value), path...)
+}
+
+// commit accepts data only if it decodes to exactly want: that is the proof
+// that the splice touched nothing but the edited value.
+func (f *File) commit(data []byte, want map[string]any, path []string) error {
+	err := f.tryCommit(data, want, path)
+	if err != nil && len(data) > 0 && data[len(data)-1] != '\n' {
+		// A file that ended without a line feed is kept that way, but a
+		// block scalar at the very end needs one to keep its own.
+		if f.tryCommit(append(slices.Clip(data), f.doc.lines.eol()...), want, path) == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func (f *File) tryCommit(data []byte, want map[string]any, path []string) error {
+	doc, err := parseDocument(data)
+	if err != nil {
+		return fmt.Errorf("state %s: set %s: %w: the result would not parse (%v)", f.path, dotted(path), ErrUnsafeEdit, err)
+	}
+	if !cmp.Equal(doc.tree, want, cmpopts.EquateNaNs(), cmpopts.EquateEmpty()) {
+		return fmt.Errorf("state %s: set %s: %w: the result would not read back as intended", f.path, dotted(path), ErrUnsafeEdit)
+	}
+	f.data, f.doc = data, doc
+	return nil
+}
+
+func checkPath(path []string) error {
+	if len(path) == 0 {
+		return fmt.Errorf("%w: empty key path", ErrUnsafeEdit)
+	}
+	return nil
+}
+
+func dotted(path []string) string { return strings.Join(path, ".") }
+
+// spliceSet returns the new bytes with value placed at path.
+func (f *File) spliceSet(value any, path []string) ([]byte, error) {
+	d := f.doc
+	if d.root == nil {
+		text, err := d.renderEntry(path[0], nest(path[1:], value), 0)
+		if err != nil {
+			return nil, err
+		}
+		return f.insertIntoEmpty(text), nil
+	}
+	if d.root.IsFlowStyle {
+		return nil, fmt.Errorf("%w: the top-level mapping is in flow style", ErrUnsafeEdit)
+	}
+	m := d.root
+	for i, key := range path {
+		mv := findKey(m, key)
+		if mv == nil {
+			last := m.Values[len(m.Values)-1]
+			ind, err := d.keyIndent(last)
+			if err != nil {
+				return nil, err
+			}
+			text, err := d.renderEntry(key, nest(path[i+1:], value), ind)
+			if err != nil {
+				return nil, err
+			}
+			return f.insertAfter(d.entryEnd(last, ind), text), nil
+		}
+		if i == len(path)-1 {
+			return f.replaceValue(mv, value)
+		}
+		if cm, ok := unwrap(mv.Value).(*ast.MappingNode); ok && !cm.IsFlowStyle && len(cm.Values) > 0 {
+			m = cm
+			continue
+		}
+		// The parent is a flow mapping, a scalar or null: rewrite it whole,
+		// in block style, keeping the keys (and their order) a flow mapping
+		// already had.
+		var merged any = nest(path[i+1:], value)
+		if cm, ok := unwrap(mv.Value).(*ast.MappingNode); ok {
+			old, _ := getIn(d.tree, path[:i+1]).(map[string]any)
+			if ms, ok := ordered(cm, old); ok {
+				merged = setOrdered(ms, path[i+1:], value)
+			} else {
+				m := cloneValue(old).(map[string]any)
+				if m == nil {
+					m = map[string]any{}
+				}
+				setIn(m, path[i+1:], value)
+				merged = m
+			}
+		}
+		return f.replaceValue(mv, merged)
+	}
+	panic("unreachable")
+}
+
+// spliceAppend inserts one item after the last item of the block list at
+// path. ok is false when the list is not a plain block list.
+func (f *File) spliceAppend(value any, path []string) (data []byte, ok bool) {
+	d := f.doc
+	if d.root == nil || d.root.IsFlowStyle {
+		return nil, false
+	}
+	m := d.root
+	var mv *ast.MappingValueNode
+	for i, key := range path {
+		if mv = findKey(m, key); mv == nil {
+			return nil, false
+		}
+		if i == len(path)-1 {
+			break
+		}
+		cm, isMap := unwrap(mv.Value).(*ast.MappingNode)
+		if !isMap || cm.IsFlowStyle || len(cm.Values) == 0 {
+			return nil, false
+		}
+		m = cm
+	}
+	seq, isSeq := unwrap(mv.Value).(*ast.SequenceNode)
+	if !isSeq || seq.IsFlowStyle {
+		return nil, false
+	}
+	ind, err := d.keyIndent(mv)
+	if err != nil {
+		return nil, false
+	}
+	end := d.entryEnd(mv, ind)
+	dash := -1
+	for l := mv.Start.Position.Line + 1; l <= end; l++ {
+		t := strings.TrimLeft(d.lines.text(l), " ")
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		if t[0] == '-' {
+			dash = indentOf(d.lines.text(l))
+		}
+		break
+	}
+	if dash < 0 {
+		return nil, false
+	}
+	out, err := marshal([]any{value}, d.indent)
+	if err != nil {
+		return nil, false
+	}
+	eol := d.lines.eol()
+	var b strings.Builder
+	for _, l := range dedent(strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")) {
+		if l != "" {
+			b.WriteString(strings.Repeat(" ", dash))
+		}
+		b.WriteString(l)
+		b.WriteString(eol)
+	}
+	return f.insertAfter(end, b.String()), true
+}
+
+// replaceValue rewrites the value of mv: the text after its colon on the
+// key's line (an inline comment there is kept) and any lines of the value
+// below it.
+func (f *File) replaceValue(mv *ast.MappingValueNode, value any) ([]byte, error) {
+	d := f.doc
+	ind, err := d.keyIndent(mv)
+	if err != nil {
+		return nil, err
+	}
+	k := mv.Start.Position.Line
+	end := d.entryEnd(mv, ind)
+	line := d.lines.text(k)
+	colon := byteCol(line, mv.Start.Position.Column)
+	if colon >= len(line) || line[colon] != ':' {
+		return nil, fmt.Errorf("%w: cannot find the colon after the key on line %d", ErrUnsafeEdit, k)
+	}
+	after := colon + 1
+	commentAt := len(line)
+	if c, ok := d.comments[k]; ok {
+		if cb := byteCol(line, c); cb >= after {
+			commentAt = cb
+		}
+	}
+	inline, block, err := d.render(value, ind)
+	if err != nil {
+		return nil, err
+	}
+	eol := d.lines.eol()
+	var b strings.Builder
+	b.WriteString(line[:after])
+	if inline != "" {
+		b.WriteString(" ")
+		b.WriteString(inline)
+	}
+	if commentAt < len(line) {
+		region := line[after:commentAt]
+		gap := region[len(strings.TrimRight(region, " \t")):]
+		if gap == "" {
+			gap = " "
+		}
+		b.WriteString(gap)
+		b.WriteString(line[commentAt:])
+	}
+	b.WriteString(eol)
+	for _, l := range block {
+		b.WriteString(l)
+		b.WriteString(eol)
+	}
+	text := b.String()
+	if !d.lines.terminated(end) {
+		text = strings.TrimSuffix(text, eol)
+	}
+	return splice(f.data, d.lines.start(k), d.lines.end(end), text), nil
+}
+
+// insertAfter puts text (whole lines) after line l.
+func (f *File) insertAfter(l int, text string) []byte {
+	d := f.doc
+	if !d.lines.terminated(l) {
+		// Keep a file that ended without a line feed ending without one.
+		eol := d.lines.eol()
+		text = eol + strings.TrimSuffix(text, eol)
+	}
+	at := d.lines.end(l)
+	return splice(f.data, at, at, text)
+}
+
+// insertIntoEmpty places the first key of a document with no content:
+// before a "..." end marker if there is one, else at the end.
+func (f *File) insertIntoEmpty(text string) []byte {
+	d := f.doc
+	if d.end != nil && d.end.Position != nil {
+		if l := d.end.Position.Line; l >= 1 && l <= d.lines.count() {
+			at := d.lines.start(l)
+			return splice(f.data, at, at, text)
+		}
+	}
+	at := len(f.data)
+	if at > 0 && f.data[at-1] != '\n' {
+		text = d.lines.eol() + text
+	}
+	return splice(f.data, at, at, text)
+}
+
+func splice(data []byte, from, to int, text string) []byte {
+	out := make([]byte, 0, len(data)-(to-from)+len(text))
+	out = append(out, data[:from]...)
+	out = append(out, text...)
+	return append(out, data[to:]...)
+}
+
+// keyIndent is the indentation of mv's key, which must start its line as
+// every key of a block mapping reached from the top level does.
+func (d *document) keyIndent(mv *ast.MappingValueNode) (int, error) {
+	kt := mv.Key.GetToken()
+	if kt == nil || kt.Position == nil || mv.Start == nil || mv.Start.Position == nil {
+		return 0, fmt.Errorf("%w: a key has no position", ErrUnsafeEdit)
+	}
+	l := mv.Start.Position.Line
+	if kt.Position.Line != l || l < 1 || l > d.lines.count() {
+		return 0, fmt.Errorf("%w: the key on line %d is not on the same line as its colon", ErrUnsafeEdit, kt.Position.Line)
+	}
+	return indentOf(d.lines.text(l)), nil
+}
+
+// entryEnd is the last line holding mv's value: the key's line, then every
+// following line indented deeper than the key (or, for a list, a dash at
+// the key's own indentation). Comment and blank lines after the last such
+// line belong to whatever follows, so they are left alone.
+func (d *document) entryEnd(mv *ast.MappingValueNode, keyIndent int) int {
+	k := mv.Start.Position.Line
+	v := unwrap(mv.Value)
+	_, isSeq := v.(*ast.SequenceNode)
+	_, isLit := v.(*ast.LiteralNode)
+	end := k
+	for l := k + 1; l <= d.lines.count(); l++ {
+		t := d.lines.text(l)
+		trimmed := strings.TrimLeft(t, " \t")
+		ind := indentOf(t)
+		if trimmed == "" {
+			continue
+		}
+		if trimmed[0] == '#' && !(isLit && ind > keyIndent) {
+			continue
+		}
+		if ind > keyIndent || (isSeq && ind == keyIndent && isDash(trimmed)) {
+			end = l
+			continue
+		}
+		break
+	}
+	return end
+}
+
+func isDash(s string) bool { return s == "-" || strings.HasPrefix(s, "- ") }
+
+// render encodes value for the position of a key indented by keyIndent:
+// inline goes after "key:", block lines go below it.
+func (d *document) render(value any, keyIndent int) (inline string, block []string, err error) {
+	canon, err := canonical(value)
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := marshal(value, d.indent)
+	if err != nil {
+		return "", nil, err
+	}
+	lines := dedent(strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"))
+	pad := func(ls []string, n int) []string {
+		res := make([]string, len(ls))
+		for i, l := range ls {
+			if l != "" {
+				l = strings.Repeat(" ", n) + l
+			}
+			res[i] = l
+		}
+		return res
+	}
+	switch c := canon.(type) {
+	case map[string]any:
+		if len(c) > 0 {
+			return "", pad(lines, keyIndent+d.indent), nil
+		}
+	case []any:
+		if len(c) > 0 {
+			return "", pad(lines, keyIndent+d.indent), nil
+		}
+	}
+	// A scalar: one line, or a block scalar whose content the encoder has
+	// already indented by one step.
+	return lines[0], pad(lines[1:], keyIndent), nil
+}
+
+// dedent removes the indentation the encoder gives a top-level list, so
+// that the caller's padding alone places the lines.
+func dedent(lines []string) []string {
+	least := -1
+	for _, l := range lines {
+		if l != "" && (least < 0 || indentOf(l) < least) {
+			least = indentOf(l)
+		}
+	}
+	if least <= 0 {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if len(l) >= least {
+			out[i] = l[least:]
+		}
+	}
+	return out
+}
+
+// renderEntry is a whole "key: value" entry as lines ending in the file's
+// line ending.
+func (d *document) renderEntry(key string, value any, indent int) (string, error) {
+	k, err := marshal(key, d.indent)
+	if err != nil {
+		return "", err
+	}
+	ks := strings.TrimSuffix(string(k), "\n")
+	if strings.Contains(ks, "\n") {
+		return "", fmt.Errorf("%w: key %q cannot be written on one line", ErrUnsafeEdit, key)
+	}
+	inline, block, err := d.render(value, indent)
+	if err != nil {
+		return "", err
+	}
+	eol := d.lines.eol()
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", indent))
+	b.WriteString(ks)
+	b.WriteString(":")
+	if inline != "" {
+		b.WriteString(" ")
+		b.WriteString(inline)
+	}
+	b.WriteString(eol)
+	for _, l := range block {
+		b.WriteString(l)
+		b.WriteString(eol)
+	}
+	return b.String(), nil
+}
+
+func marshal(value any, indent int) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%w: cannot encode %T: %v", ErrUnsafeEdit, value, r)
+		}
+	}()
+	out, err = yaml.MarshalWithOptions(value, yaml.Indent(indent), yaml.IndentSequence(true))
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot encode %T: %s", ErrUnsafeEdit, value, oneLine(err.Error()))
+	}
+	return out, nil
+}
+
+// canonical is value as it will read back from the file.
+func canonical(value any) (v any, err error) {
+	out, err := marshal(value, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("%w: cannot read back %T: %v", ErrUnsafeEdit, value, r)
+		}
+	}()
+	if err := yaml.Unmarshal(out, &v); err != nil {
+		return nil, fmt.Errorf("%w: cannot read back %T: %s", ErrUnsafeEdit, value, oneLine(err.Error()))
+	}
+	return normalise(v), nil
+}
+
+func findKey(m *ast.MappingNode, key string) *ast.MappingValueNode {
+	for _, mv := range m.Values {
+		if k, ok := keyString(mv.Key); ok && k == key {
+			return mv
+		}
+	}
+	return nil
+}
+
+func keyString(k ast.MapKeyNode) (string, bool) {
+	switch n := k.(type) {
+	case *ast.StringNode:
+		return n.Value, true
+	case ast.ScalarNode:
+		return fmt.Sprint(n.GetValue()), true
+	}
+	return "", false
+}
+
+// unwrap looks through an anchor or tag to the node it labels.
+func unwrap(n ast.Node) ast.Node {
+	for {
+		switch x := n.(type) {
+		case *ast.AnchorNode:
+			n = x.Value
+		case *ast.TagNode:
+			n = x.Value
+		default:
+			return n
+		}
+	}
+}
+
+// ordered lists a mapping's decoded entries in the order the file has
+// them. ok is false for keys that are not plain scalars.
+func ordered(m *ast.MappingNode, decoded map[string]any) (yaml.MapSlice, bool) {
+	ms := make(yaml.MapSlice, 0, len(m.Values))
+	for _, mv := range m.Values {
+		k, ok := keyString(mv.Key)
+		if !ok {
+			return nil, false
+		}
+		v, ok := decoded[k]
+		if !ok {
+			return nil, false
+		}
+		ms = append(ms, yaml.MapItem{Key: k, Value: v})
+	}
+	return ms, true
+}
+
+// setOrdered is setIn for a MapSlice: an existing key keeps its place, a
+// new one goes last.
+func setOrdered(ms yaml.MapSlice, path []string, v any) yaml.MapSlice {
+	for i := range ms {
+		if ms[i].Key != path[0] {
+			continue
+		}
+		if len(path) == 1 {
+			ms[i].Value = v
+		} else if m, ok := ms[i].Value.(map[string]any); ok {
+			m = cloneValue(m).(map[string]any)
+			setIn(m, path[1:], v)
+			ms[i].Value = m
+		} else {
+			ms[i].Value = nest(path[1:], v)
+		}
+		return ms
+	}
+	return append(ms, yaml.MapItem{Key: path[0], Value: nest(path[1:], v)})
+}
+
+func nest(path []string, v any) any {
+	for i := len(path) - 1; i >= 0; i-- {
+		v = yaml.MapSlice{{Key: path[i], Value: v}}
+	}
+	return v
+}
+
+func getIn(tree map[string]any, path []string) any {
+	var cur any = tree
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[k]
+	}
+	return cur
+}
+
+// setIn sets path in tree, replacing any non-mapping on the way with a
+// mapping, as spliceSet does to the file.
+func setIn(tree map[string]any, path []string, v any) {
+	m := tree
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}
