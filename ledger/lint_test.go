@@ -1,0 +1,119 @@
+package ledger
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/baton-dev/baton/runlog"
+)
+
+func ev(min int, typ string, edit ...func(*runlog.Event)) runlog.Event {
+	e := runlog.Event{Time: t0.Add(time.Duration(min) * time.Minute), Run: "r", Type: typ, Line: min}
+	for _, f := range edit {
+		f(&e)
+	}
+	return e
+}
+
+func phase(p string) func(*runlog.Event) { return func(e *runlog.Event) { e.Phase = p } }
+
+func seeded(min int) func(*runlog.Event) {
+	return func(e *runlog.Event) { e.LedgerTime = t0.Add(time.Duration(min) * time.Minute) }
+}
+
+func entryAt(min int) Entry {
+	e := fullEntry()
+	e.Time = t0.Add(time.Duration(min) * time.Minute)
+	return e
+}
+
+func TestLint(t *testing.T) {
+	phases := func(ps ...string) func(*runlog.Event) { return func(e *runlog.Event) { e.Phases = ps } }
+	written := func(min int, complete bool) runlog.Event {
+		return ev(min, runlog.LedgerWritten, seeded(min), func(e *runlog.Event) { e.Complete = runlog.Bool(complete) })
+	}
+	reset := func(min, from int, edit ...func(*runlog.Event)) runlog.Event {
+		return ev(min, runlog.Reset, append([]func(*runlog.Event){seeded(from), func(e *runlog.Event) {
+			e.Reason, e.ContextFraction = runlog.ReasonThreshold, 0.66
+		}}, edit...)...)
+	}
+	sub := func(min, tokens int, action string) runlog.Event {
+		return ev(min, runlog.SubagentReturn, func(e *runlog.Event) { e.Tokens, e.ContractTokens, e.Action = tokens, 1500, action })
+	}
+	tests := []struct {
+		name    string
+		events  []runlog.Event
+		entries []Entry
+		skills  []SkillBody
+		want    []string // rule@where
+	}{
+		{"empty", nil, nil, nil, nil},
+		{"boundaries evaluated", []runlog.Event{
+			ev(1, runlog.RunStart, phases("a", "b")), ev(2, runlog.PhaseStart, phase("a")),
+			ev(3, runlog.BoundaryEvaluation), ev(4, runlog.PhaseStart, phase("b")),
+		}, nil, nil, nil},
+		{"last phase not reached yet", []runlog.Event{
+			ev(1, runlog.RunStart, phases("a", "b", "c")), ev(2, runlog.PhaseStart, phase("a")), ev(4, runlog.PhaseStart, phase("b")),
+		}, nil, nil, nil},
+		{"boundary skipped", []runlog.Event{
+			ev(1, runlog.RunStart, phases("a", "b")), ev(2, runlog.PhaseStart, phase("a")), ev(4, runlog.PhaseStart, phase("b")),
+		}, nil, nil, []string{"no-boundary-evaluation@line 4"}},
+		{"one evaluation does not cover two boundaries", []runlog.Event{
+			ev(1, runlog.RunStart, phases("a", "b", "c")), ev(2, runlog.PhaseStart, phase("a")), ev(3, runlog.BoundaryEvaluation),
+			ev(4, runlog.PhaseStart, phase("b")), ev(5, runlog.PhaseStart, phase("c")),
+		}, nil, nil, []string{"no-boundary-evaluation@line 5"}},
+		{"resumed phase restart is not a boundary", []runlog.Event{
+			ev(1, runlog.RunStart, phases("a", "b")), ev(2, runlog.PhaseStart, phase("a")), ev(3, runlog.PhaseStart, phase("a")),
+			ev(4, runlog.BoundaryEvaluation), ev(5, runlog.PhaseStart, phase("b")),
+		}, nil, nil, nil},
+		{"no phase list: an ended run counts as finished", []runlog.Event{
+			ev(2, runlog.PhaseStart, phase("a")), ev(4, runlog.PhaseStart, phase("b")), ev(5, runlog.RunEnd),
+		}, nil, nil, []string{"no-boundary-evaluation@line 4"}},
+		{"runs are checked apart", []runlog.Event{
+			ev(1, runlog.RunStart, phases("a", "b")), ev(2, runlog.PhaseStart, phase("a")), ev(3, runlog.BoundaryEvaluation),
+			ev(4, runlog.PhaseStart, phase("a"), func(e *runlog.Event) { e.Run = "other" }),
+			ev(5, runlog.PhaseStart, phase("b")),
+		}, nil, nil, nil},
+		{"reset backed by ledger_written", []runlog.Event{written(1, true), reset(2, 1)}, nil, nil, nil},
+		{"reset backed by the ledger", []runlog.Event{reset(2, 1)}, []Entry{entryAt(1)}, nil, nil},
+		{"reset after incomplete ledger_written", []runlog.Event{written(1, false), reset(2, 1)}, nil, nil, []string{"reset-without-ledger@line 2"}},
+		{"reset before its entry", []runlog.Event{reset(2, 5, seeded(5))}, []Entry{entryAt(5)}, nil, []string{"reset-without-ledger@line 2"}},
+		{"reset from incomplete entry", []runlog.Event{reset(2, 1)}, []Entry{func() Entry { e := entryAt(1); e.NextStep = ""; return e }()}, nil,
+			[]string{"reset-without-ledger@line 2", "incomplete-ledger-entry@"}},
+		{"reset naming nothing", []runlog.Event{reset(2, 0, func(e *runlog.Event) { e.LedgerTime = time.Time{} })}, nil, nil, []string{"reset-without-ledger@line 2"}},
+		{"hard limit by reason", []runlog.Event{written(1, true), reset(2, 1, func(e *runlog.Event) { e.Reason = runlog.ReasonHardLimit })}, nil, nil, []string{"hard-limit-reset@line 2"}},
+		{"hard limit by tokens", []runlog.Event{written(1, true), reset(2, 1, func(e *runlog.Event) { e.ContextFraction, e.ContextTokens, e.WindowTokens = 0, 96, 100 })}, nil, nil, []string{"hard-limit-reset@line 2"}},
+		{"just under the hard limit", []runlog.Event{written(1, true), reset(2, 1, func(e *runlog.Event) { e.ContextFraction = 0.94 })}, nil, nil, nil},
+		{"resume from memory", []runlog.Event{ev(3, runlog.Resume, func(e *runlog.Event) { e.From = runlog.FromMemory })}, nil, nil, []string{"resume-not-from-ledger@line 3"}},
+		{"resume source unrecorded", []runlog.Event{ev(3, runlog.Resume)}, nil, nil, []string{"resume-not-from-ledger@line 3"}},
+		{"resume from ledger", []runlog.Event{ev(3, runlog.Resume, seeded(1), func(e *runlog.Event) { e.From = runlog.FromLedger })}, []Entry{entryAt(1)}, nil, nil},
+		{"resume from a ledger entry that is not there", []runlog.Event{ev(3, runlog.Resume, seeded(2), func(e *runlog.Event) { e.From = runlog.FromLedger })}, []Entry{entryAt(1)}, nil, []string{"resume-not-from-ledger@line 3"}},
+		{"sub-agent returns", []runlog.Event{
+			sub(1, 900, runlog.ActionAccepted), sub(2, 4000, runlog.ActionReRequested), sub(3, 1600, runlog.ActionTruncated),
+			sub(4, 4000, runlog.ActionIngestedOversize), sub(5, 1600, runlog.ActionAccepted), sub(6, 1600, ""),
+		}, nil, nil, []string{"oversize-return-ingested@line 4", "oversize-return-ingested@line 5", "oversize-return-ingested@line 6"}},
+		{"skill bodies", nil, nil, []SkillBody{
+			{Path: "ok/SKILL.md", Body: "Reset at the threshold_fraction from baton.yaml.\n| File | Lines |\n|---|---|\n| a.md | 10% |\n"},
+			{Path: "table/SKILL.md", Body: "# T\r\n\r\n| Window | Compact at |\r\n|--|--|\r\n| 200k | 70% |\r\n"},
+			{Path: "line/SKILL.md", Body: "intro\nreset when context passes 65 % of the window\n"},
+			{Path: "frac/SKILL.md", Body: "Compact proactively at .6 of the context window.\n"},
+		}, []string{"copied-threshold-table@table/SKILL.md:3", "copied-threshold-table@line/SKILL.md:2", "copied-threshold-table@frac/SKILL.md:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, f := range Lint(tt.events, tt.entries, tt.skills) {
+				if f.Message == "" || strings.Contains(f.String(), "\n") {
+					t.Errorf("finding %q is not one useful line", f)
+				}
+				got = append(got, f.Rule+"@"+f.Where)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("findings (-want +got):\n%s", d)
+			}
+		})
+	}
+}
