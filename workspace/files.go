@@ -185,6 +185,11 @@ func (w *Workspace) walkMatches(pattern string, fn func(rel, abs string) bool) e
 	if strings.IndexByte(pattern, 0) >= 0 {
 		return fmt.Errorf("pattern %q contains a NUL byte", pattern)
 	}
+	if pat != "" {
+		// "./docs/*.md" and "docs//*.md" name the same files as "docs/*.md",
+		// and results should read the same way.
+		pat = path.Clean(pat)
+	}
 	if pat == "" || pat == "." {
 		pat = "**"
 	}

@@ -287,6 +287,9 @@ func TestList(t *testing.T) {
 		{"docs/**", []string{"docs/b.md", "docs/deep/back", "docs/deep/c.go"}},
 		{"docs/*/*.go", []string{"docs/deep/c.go"}},
 		{"docs/b.md", []string{"docs/b.md"}},
+		{"./docs//*.md", []string{"docs/b.md"}},
+		{"docs/../*.md", []string{"a.md"}},
+		{"link-in-dir/*.md", []string{"link-in-dir/b.md"}},
 		{".hidden/*.md", []string{".hidden/h.md"}},
 		{"**/config", nil},
 		{"nothing/**", nil},
@@ -420,6 +423,40 @@ func FuzzResolve(f *testing.F) {
 					t.Fatalf("Resolve(%q) = %q, really %q", rel, p, real)
 				}
 				break
+			}
+		}
+	})
+}
+
+func FuzzList(f *testing.F) {
+	for _, s := range []string{"**", "*.md", "docs/**/c.go", "../*", "/etc/*", "[", "a/**/**/b", "./x/../y", "\\*", ".hidden/*"} {
+		f.Add(s)
+	}
+	base := f.TempDir()
+	root := filepath.Join(base, "ws")
+	os.MkdirAll(filepath.Join(root, "docs", "deep"), 0o755)
+	os.MkdirAll(filepath.Join(base, "outside"), 0o755)
+	os.WriteFile(filepath.Join(base, "outside", "s.md"), nil, 0o644)
+	os.WriteFile(filepath.Join(root, "docs", "deep", "c.go"), nil, 0o644)
+	os.WriteFile(filepath.Join(root, "a.md"), nil, 0o644)
+	os.Symlink(filepath.Join(base, "outside"), filepath.Join(root, "out"))
+	os.Symlink(filepath.Join(base, "outside", "s.md"), filepath.Join(root, "s.md"))
+	os.Symlink("..", filepath.Join(root, "docs", "up"))
+	w, err := New(root)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, pattern string) {
+		got, err := w.List(pattern)
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("multi-line error %q", err)
+		}
+		for _, p := range got {
+			if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "out/") || p == "s.md" || strings.Contains(p, "..") {
+				t.Fatalf("List(%q) returned %q", pattern, p)
+			}
+			if _, err := w.Resolve(p); err != nil {
+				t.Fatalf("List(%q) returned %q, which does not resolve: %v", pattern, p, err)
 			}
 		}
 	})
