@@ -32,6 +32,9 @@ func TestFilesToRead(t *testing.T) {
 		{"close without open", "a\n</files_to_read>\n", nil, true},
 		{"nested open", "<files_to_read>\n<files_to_read>\n</files_to_read>", nil, true},
 		{"stray close before open", "</files_to_read><files_to_read>a</files_to_read>", nil, true},
+		{"prose mention", "Declare inputs in a `<files_to_read>` block.\n", nil, false},
+		{"indented tags", "  <files_to_read>\n  a.md\n  </files_to_read>\n", []string{"a.md"}, false},
+		{"content after open tag", "<files_to_read> a.md\nb.md </files_to_read>", []string{"a.md", "b.md"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,48 +25,76 @@ var ErrFilesToRead = errors.New("malformed <files_to_read> block")
 const maxPatterns = 200
 
 // FilesToRead returns the paths and globs a skill body declares in its
-// <files_to_read> blocks, in order, without duplicates. Each non-blank line
-// holds one; markdown bullets ("- ", "* ", "+ ", "1. "), surrounding
-// backticks or quotes, and a trailing description after " — ", " -- " or
-// " #" are dropped, and lines starting with "#" or "//" are comments. A body
-// may hold several blocks; none means no files.
+// <files_to_read> blocks, in order, without duplicates. A tag counts only at
+// the start of a line, so prose that mentions "the <files_to_read> block"
+// declares nothing; the closing tag may end a line's content, which allows
+// the one-line form <files_to_read>a.md</files_to_read>. Each non-blank line
+// inside holds one path or glob; markdown bullets ("- ", "* ", "+ ", "1. "),
+// surrounding backticks or quotes, and a trailing description after " — ",
+// " -- " or " #" are dropped, and lines starting with "#" or "//" are
+// comments. A body may hold several blocks; none means no files.
 func FilesToRead(body string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	lower := strings.ToLower(body)
-	rest := 0
-	for {
-		i := strings.Index(lower[rest:], openTag)
-		if i < 0 {
-			if strings.Contains(lower[rest:], closeTag) {
-				return nil, fmt.Errorf("%w: %s without %s", ErrFilesToRead, closeTag, openTag)
+	add := func(line string) error {
+		p := cleanDeclaration(line)
+		if p == "" || seen[p] {
+			return nil
+		}
+		if len(out) == maxPatterns {
+			return fmt.Errorf("%w: more than %d entries", ErrFilesToRead, maxPatterns)
+		}
+		seen[p] = true
+		out = append(out, p)
+		return nil
+	}
+	inside, opened := false, 0
+	for n, line := range strings.Split(body, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if !inside {
+			if hasPrefixFold(trimmed, closeTag) {
+				return nil, fmt.Errorf("%w: line %d: %s without %s", ErrFilesToRead, n+1, closeTag, openTag)
 			}
-			return out, nil
-		}
-		start := rest + i + len(openTag)
-		if j := strings.Index(lower[rest:rest+i], closeTag); j >= 0 {
-			return nil, fmt.Errorf("%w: %s without %s", ErrFilesToRead, closeTag, openTag)
-		}
-		j := strings.Index(lower[start:], closeTag)
-		if j < 0 {
-			return nil, fmt.Errorf("%w: %s is never closed with %s", ErrFilesToRead, openTag, closeTag)
-		}
-		if k := strings.Index(lower[start:start+j], openTag); k >= 0 {
-			return nil, fmt.Errorf("%w: %s opened twice", ErrFilesToRead, openTag)
-		}
-		for _, line := range strings.Split(body[start:start+j], "\n") {
-			p := cleanDeclaration(line)
-			if p == "" || seen[p] {
+			if !hasPrefixFold(trimmed, openTag) {
 				continue
 			}
-			if len(out) == maxPatterns {
-				return nil, fmt.Errorf("%w: more than %d entries", ErrFilesToRead, maxPatterns)
-			}
-			seen[p] = true
-			out = append(out, p)
+			inside, opened = true, n+1
+			trimmed = trimmed[len(openTag):]
+		} else if hasPrefixFold(trimmed, openTag) {
+			return nil, fmt.Errorf("%w: line %d: %s opened again before %s", ErrFilesToRead, n+1, openTag, closeTag)
 		}
-		rest = start + j + len(closeTag)
+		if i := indexFold(trimmed, closeTag); i >= 0 {
+			if err := add(trimmed[:i]); err != nil {
+				return nil, err
+			}
+			inside = false
+			continue
+		}
+		if err := add(trimmed); err != nil {
+			return nil, err
+		}
 	}
+	if inside {
+		return nil, fmt.Errorf("%w: the %s on line %d is never closed with %s", ErrFilesToRead, openTag, opened, closeTag)
+	}
+	return out, nil
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring case. Comparing bytes of the
+// original text, rather than searching a lower-cased copy, keeps indexes
+// valid when lower-casing changes a rune's length.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// indexFold is strings.Index ignoring case, for an ASCII sub.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
 }
 
 // cleanDeclaration reduces one line of a <files_to_read> block to the path

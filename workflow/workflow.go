@@ -44,14 +44,36 @@
 // reset evaluation), "done" or an empty value after the last phase ends the
 // run, and any other skill continues the current phase.
 //
+// # Declaring the files a step reads
+//
+// A skill body lists the workspace files its step needs in a block:
+//
+//	<files_to_read>
+//	- docs/requirements.md — what the issue asks for
+//	- `app/**/*.py`
+//	specs/plan.md
+//	# a comment line
+//	</files_to_read>
+//
+// One path or glob per line ("**" crosses folders); bullets, numbering,
+// backticks or quotes around the path, and a trailing description after
+// " — ", " -- " or " #" are allowed; blank lines and lines starting with "#"
+// or "//" are skipped. Paths are relative to the workspace and confined to
+// it. A file that is missing, too large, binary or outside the workspace is
+// reported to the step, not fatal. An unclosed block is an error, since
+// silently reading nothing would hide the mistake.
+//
 // # Fresh step context
 //
 // StepContext builds the whole input of one skill step: the SKILL.md body as
-// the system prompt, and a user message holding the capsule, the current
-// state.yaml, the files the skill declares in its <files_to_read> block and,
-// after a reset, the ledger entry the session is seeded from. Nothing from an
-// earlier transcript can enter it. The output is deterministic, so Hash can
-// content-address a step's input for resume.
+// the system prompt, and a user message holding, in this order, the capsule,
+// the current state.yaml, the declared files (declaration order, each glob's
+// matches sorted), a list of declared files that could not be included and,
+// after a reset, the ledger entry the session is seeded from. Each part is
+// wrapped in a tag naming its path, such as <file path="docs/a.md">, so the
+// model can cite it. Nothing from an earlier transcript can enter it. The
+// output is deterministic, so Hash can content-address a step's input for
+// resume.
 package workflow
 
 import (
