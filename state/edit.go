@@ -296,6 +296,14 @@ func (f *File) insertIntoEmpty(text string) []byte {
 			return splice(f.data, at, at, text)
 		}
 	}
+	// The library does not always report the end marker of an empty
+	// document; with no content, a line starting "..." can only be one.
+	for l := 1; l <= d.lines.count(); l++ {
+		if t := d.lines.text(l); t == "..." || strings.HasPrefix(t, "... ") || strings.HasPrefix(t, "...\t") {
+			at := d.lines.start(l)
+			return splice(f.data, at, at, text)
+		}
+	}
 	at := len(f.data)
 	if at > 0 && f.data[at-1] != '\n' {
 		text = d.lines.eol() + text

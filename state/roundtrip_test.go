@@ -233,7 +233,7 @@ func TestRandomEditsKeepUserContent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for run := 0; run < 20; run++ {
+		for run := 0; run < 8; run++ {
 			f, err := Parse(orig, in)
 			if err != nil {
 				t.Fatal(err)
