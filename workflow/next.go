@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/baton-dev/baton/skill"
+	"github.com/baton-dev/baton/tokens"
 )
 
 // NextSkillKey is the SKILL.md metadata key holding a skill's default next
@@ -139,4 +140,17 @@ func (w *Workflow) PhaseIndex(name string) int {
 		}
 	}
 	return -1
+}
+
+// Window returns the context window a run of w budgets against: the
+// workflow's window_tokens when set, otherwise the window of model (see
+// tokens.Window; known is false when baton had to assume a default).
+func (w *Workflow) Window(model string) (window int, known bool) {
+	return tokens.Window(model, w.WindowTokens)
+}
+
+// ThresholdTokens is the context size at which a reset is due for a given
+// window: threshold_fraction × window, rounded down.
+func (w *Workflow) ThresholdTokens(window int) int {
+	return int(w.ThresholdFraction * float64(window))
 }

@@ -245,3 +245,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestWindow(t *testing.T) {
+	tests := []struct {
+		set       int
+		model     string
+		want      int
+		wantKnown bool
+		threshold int
+	}{
+		{100000, "anything", 100000, true, 65000},
+		{0, "some-unknown-model", 128000, false, 83200},
+	}
+	for _, tt := range tests {
+		w := &Workflow{WindowTokens: tt.set, ThresholdFraction: DefaultThresholdFraction}
+		got, known := w.Window(tt.model)
+		if got != tt.want || known != tt.wantKnown {
+			t.Errorf("Window(%q) with window_tokens %d = %d, %v; want %d, %v", tt.model, tt.set, got, known, tt.want, tt.wantKnown)
+		}
+		if th := w.ThresholdTokens(got); th != tt.threshold {
+			t.Errorf("ThresholdTokens(%d) = %d, want %d", got, th, tt.threshold)
+		}
+	}
+}

@@ -267,9 +267,14 @@ func TestWriteFile(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(w.Root(), "a.md")); string(got) != "two" {
 		t.Errorf("a.md = %q, want two", got)
 	}
-	for _, rel := range []string{"docs", "."} {
-		if err := w.WriteFile(rel, []byte("x")); err == nil {
-			t.Errorf("WriteFile(%q) succeeded", rel)
+	for _, tt := range []struct{ rel, want string }{
+		{"docs", "write docs: is a directory"},
+		{".", "write .: is the workspace root"},
+		{"a.md/child", "write a.md/child: not a directory"},
+	} {
+		err := w.WriteFile(tt.rel, []byte("x"))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("WriteFile(%q) = %v, want %q", tt.rel, err, tt.want)
 		}
 	}
 }
