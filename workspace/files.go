@@ -285,30 +285,32 @@ func (w *Workspace) walkMatches(pattern string, fn func(rel, abs string) bool) e
 func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
 
 // matchSegs reports whether the path segments name match the pattern
-// segments pat, where "**" matches zero or more segments.
+// segments pat, where "**" matches zero or more segments. It fills a table
+// rather than backtracking, so a model's pattern with many "**" costs
+// len(pat)×len(name) steps, not exponentially many.
 func matchSegs(pat, name []string) bool {
-	if len(pat) == 0 {
-		return len(name) == 0
-	}
-	if pat[0] == "**" {
-		// Collapse consecutive "**" so the recursion stays linear per star.
-		for len(pat) > 1 && pat[1] == "**" {
-			pat = pat[1:]
+	// ok[j] is whether pat[i:] matches name[j:], for the current i.
+	ok := make([]bool, len(name)+1)
+	ok[len(name)] = true // the empty pattern matches only the empty name
+	for i := len(pat) - 1; i >= 0; i-- {
+		next := ok
+		ok = make([]bool, len(name)+1)
+		if pat[i] == "**" {
+			// ** matches name[j:k] for any k >= j, then pat[i+1:] the rest.
+			ok[len(name)] = next[len(name)]
+			for j := len(name) - 1; j >= 0; j-- {
+				ok[j] = next[j] || ok[j+1]
+			}
+			continue
 		}
-		for i := 0; i <= len(name); i++ {
-			if matchSegs(pat[1:], name[i:]) {
-				return true
+		for j := 0; j < len(name); j++ {
+			if next[j+1] {
+				m, _ := path.Match(pat[i], name[j])
+				ok[j] = m
 			}
 		}
-		return false
 	}
-	if len(name) == 0 {
-		return false
-	}
-	if ok, _ := path.Match(pat[0], name[0]); !ok {
-		return false
-	}
-	return matchSegs(pat[1:], name[1:])
+	return ok[0]
 }
 
 // matchPrefix reports whether a directory with path segments dir could hold

@@ -350,6 +350,10 @@ func TestMatchSegs(t *testing.T) {
 		{"*.go", "a/x.go", false},
 		{"a/*/c", "a/b/c", true},
 		{"**/**/x", "x", true},
+		{"**", "", true},
+		{"a", "", false},
+		{"a/**", "a", true},
+		{"**/a/**/a/**/a/**/a/**/b", strings.Repeat("a/", 60) + "c", false},
 	}
 	for _, tt := range tests {
 		if got := matchSegs(strings.Split(tt.pat, "/"), strings.Split(tt.name, "/")); got != tt.want {
