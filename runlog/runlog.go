@@ -176,8 +176,9 @@ const maxLine = 4 << 20
 type Problem struct {
 	Path string
 	Line int
-	// Torn is true for an unfinished last line: what a writer killed mid-write
-	// leaves, tolerated rather than an error in the file.
+	// Torn is true for an unfinished line: what a writer killed mid-write
+	// leaves, tolerated rather than an error in the file. It is the last
+	// line, or a line the next run's writer started a new line after.
 	Torn bool
 	Msg  string
 }
@@ -280,8 +281,8 @@ func (w *Writer) Close() error {
 }
 
 // Read reads the run log at path. Lines that are not events are returned as
-// problems with their line numbers; an unfinished last line is a problem with
-// Torn set. The error is only for a file that cannot be read at all.
+// problems with their line numbers; an unfinished line is a problem with Torn
+// set. The error is only for a file that cannot be read at all.
 func Read(path string) ([]Event, []Problem, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -328,8 +329,12 @@ func Decode(r io.Reader, path string) ([]Event, []Problem, error) {
 		var e Event
 		if err := json.Unmarshal(trimmed, &e); err != nil {
 			p.Msg = "not a JSON event: " + shortJSONError(err)
-			if p.Torn {
-				p.Msg = "unfinished last line (the writer was probably killed mid-write)"
+			// A line cut short mid-write is a prefix of an event: the JSON
+			// ends early. After a resume the writer starts a new line
+			// below it, so such a line may also sit in the middle.
+			if p.Torn || endsEarly(err, trimmed) {
+				p.Torn = true
+				p.Msg = "unfinished line (the writer was probably killed mid-write)"
 			}
 			problems = append(problems, p)
 			continue
@@ -376,6 +381,13 @@ func readLine(br *bufio.Reader) (line []byte, complete bool, err error) {
 			return nil, false, err
 		}
 	}
+}
+
+// endsEarly reports whether data is a JSON object cut off before its end,
+// rather than text that was never JSON.
+func endsEarly(err error, data []byte) bool {
+	var se *json.SyntaxError
+	return data[0] == '{' && errors.As(err, &se) && se.Offset >= int64(len(data))
 }
 
 // shortJSONError keeps a decoder message to one line.

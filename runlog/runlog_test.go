@@ -82,6 +82,7 @@ func TestReadProblems(t *testing.T) {
 		{"crlf and blank lines", `{"run":"r","type":"run_start"}` + "\r\n\r\n" + `{"run":"r","type":"run_end"}` + "\r\n", 2, nil, nil, 3},
 		{"torn last line", `{"run":"r","type":"run_start"}` + "\n" + `{"run":"r","ty`, 1, []int{2}, []bool{true}, 1},
 		{"whole last line without newline", `{"run":"r","type":"run_start"}` + "\n" + `{"run":"r","type":"run_end"}`, 2, nil, nil, 2},
+		{"torn line in the middle, after a resume", `{"run":"r","type":"run_start","pha` + "\n" + `{"run":"r","type":"resume"}` + "\n", 1, []int{1}, []bool{true}, 2},
 		{"bad middle line", `{"run":"r","type":"run_start"}` + "\nnot json\n" + `{"run":"r","type":"run_end"}` + "\n", 2, []int{2}, []bool{false}, 3},
 		{"no type", `{"run":"r"}` + "\n", 0, []int{1}, []bool{false}, 0},
 		{"wrong field type", `{"run":"r","type":"reset","tokens":"many"}` + "\n", 0, []int{1}, []bool{false}, 0},
@@ -157,7 +158,7 @@ func TestOpenAfterTornLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 2 || evs[1].Type != Resume || len(ps) != 1 || ps[0].Line != 2 || ps[0].Torn {
+	if len(evs) != 2 || evs[1].Type != Resume || len(ps) != 1 || ps[0].Line != 2 || !ps[0].Torn {
 		t.Fatalf("events %+v problems %+v", evs, ps)
 	}
 }
