@@ -20,7 +20,8 @@ func Read(path string) ([]Entry, []Problem, error) {
 }
 
 // Append adds e at the end of the ledger at path, creating the file if need
-// be. An incomplete entry is refused and nothing is written. The write is
+// be. An incomplete entry is refused and nothing is written. Appends take
+// turns through a lock file beside the ledger (<path>.lock). The write is
 // atomic, and afterwards the file is read back to check that the old content
 // is an exact prefix of the new: a ledger is never truncated or rewritten.
 func Append(path string, e Entry) error {
@@ -34,6 +35,11 @@ func Append(path string, e Entry) error {
 	if err != nil || len(problems) > 0 || len(back) != 1 || back[0].Validate() != nil {
 		return fmt.Errorf("ledger %s: entry %q does not read back as one complete entry; check its text for markdown headings", path, e.Heading())
 	}
+	unlock, err := lock(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("ledger %s: %w", path, err)

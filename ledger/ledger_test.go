@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -318,4 +319,28 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Appends racing from several goroutines must all land: none may read the
+// old ledger while another is between its read and its rename.
+func TestAppendConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.md")
+	const n = 8
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := fullEntry()
+			e.Time = t0.Add(time.Duration(i) * time.Minute)
+			if err := Append(path, e); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	es, ps, err := Read(path)
+	if err != nil || len(ps) > 0 || len(es) != n {
+		t.Fatalf("%d entries, want %d (problems %v, err %v)", len(es), n, ps, err)
+	}
 }

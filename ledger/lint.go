@@ -31,6 +31,9 @@ const (
 	// RuleCopiedThresholdTable: a skill body restates the threshold table
 	// or fraction instead of referring to the budget settings.
 	RuleCopiedThresholdTable = "copied-threshold-table"
+	// RuleCopiedLedgerFormat: a skill body restates the ledger format (an
+	// entry heading, or the field headings) instead of referring to it.
+	RuleCopiedLedgerFormat = "copied-ledger-format"
 	// RuleResetWithoutLedger: a reset with no complete ledger entry written
 	// before it (the Iron Law).
 	RuleResetWithoutLedger = "reset-without-ledger"
@@ -248,15 +251,20 @@ var (
 	windowWord = regexp.MustCompile(`(?i)\bwindow\b`)
 	// budgetNumber matches a percentage or a fraction of one, the values a
 	// copied threshold rule carries (60%, 60–70 %, 0.65, .7).
-	budgetNumber = regexp.MustCompile(`\d{1,3}(?:\.\d+)?\s*%|(?:^|[^\d.])0?\.\d+\b`)
+	ledgerTemplate = regexp.MustCompile(`^#{1,6}\s*Ledger\s*(?:—|–|--?)`)
+	fieldHeading   = regexp.MustCompile(`^(?:#{1,6}\s*|\*\*)([A-Za-z /]+?):?(?:\*\*)?:?$`)
+	budgetNumber   = regexp.MustCompile(`\d{1,3}(?:\.\d+)?\s*%|(?:^|[^\d.])0?\.\d+\b`)
 )
 
-// lintSkill finds threshold tables and threshold rules restated in a skill
-// body. A body should name the budget settings (threshold_fraction in the
-// workflow file), so that changing the setting changes every skill.
+// lintSkill finds threshold tables, threshold rules and the ledger format
+// restated in a skill body. A body should name the budget settings
+// (threshold_fraction in the workflow file) and the ledger, so that changing
+// either changes every skill.
 func lintSkill(s SkillBody) []Finding {
 	var fs []Finding
 	lines := strings.Split(strings.ReplaceAll(s.Body, "\r\n", "\n"), "\n")
+	ledgerFirst, fieldFirst := 0, 0
+	fieldsSeen := map[string]bool{}
 	for i := 0; i < len(lines); i++ {
 		t := strings.TrimSpace(lines[i])
 		if strings.HasPrefix(t, "|") {
@@ -274,10 +282,31 @@ func lintSkill(s SkillBody) []Finding {
 			}
 			continue
 		}
+		if ledgerFirst == 0 && ledgerTemplate.MatchString(t) {
+			ledgerFirst = i + 1
+		}
+		if m := fieldHeading.FindStringSubmatch(t); m != nil {
+			if f, ok := fieldByName[strings.ToLower(strings.Join(strings.Fields(m[1]), " "))]; ok && !fieldsSeen[f] {
+				fieldsSeen[f] = true
+				if fieldFirst == 0 {
+					fieldFirst = i + 1
+				}
+			}
+		}
 		if budgetWord.MatchString(t) && windowWord.MatchString(t) && budgetNumber.MatchString(t) {
 			fs = append(fs, Finding{Rule: RuleCopiedThresholdTable, Where: where(s.Path, i+1, "skill"),
 				Message: fmt.Sprintf("skill body restates the threshold (%q); refer to the budget settings instead", clip(t, 60))})
 		}
+	}
+	// Three field headings are a copy of the format; one or two are a
+	// skill's own words.
+	at := ledgerFirst
+	if at == 0 && len(fieldsSeen) >= 3 {
+		at = fieldFirst
+	}
+	if at > 0 {
+		fs = append(fs, Finding{Rule: RuleCopiedLedgerFormat, Where: where(s.Path, at, "skill"),
+			Message: "skill body carries a copy of the ledger format; refer to the ledger by name instead of restating its format"})
 	}
 	return fs
 }

@@ -101,6 +101,11 @@ func TestLint(t *testing.T) {
 			{Path: "line/SKILL.md", Body: "intro\nreset when context passes 65 % of the window\n"},
 			{Path: "frac/SKILL.md", Body: "Compact proactively at .6 of the context window.\n"},
 		}, []string{"copied-threshold-table@table/SKILL.md:3", "copied-threshold-table@line/SKILL.md:2", "copied-threshold-table@frac/SKILL.md:1"}},
+		{"ledger format copies", nil, nil, []SkillBody{
+			{Path: "own/SKILL.md", Body: "## Next concrete step\nWrite it down.\n### Artifacts\n- a.md\n"},
+			{Path: "heading/SKILL.md", Body: "Write:\n\n    ## Ledger — <phase> — <time>\n"},
+			{Path: "fields/SKILL.md", Body: "x\n**Frozen decisions**:\n### Done so far\n### Open tickets / misses\n"},
+		}, []string{"copied-ledger-format@heading/SKILL.md:3", "copied-ledger-format@fields/SKILL.md:2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,4 +121,17 @@ func TestLint(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzLintSkill(f *testing.F) {
+	f.Add("| Window | Compact at |\n|--|--|\n| 200k | 70% |\n")
+	f.Add("## Ledger — x\n### Frozen decisions\n**Done so far**\n### Artifacts\n")
+	f.Add("reset at 0.6–0.7 of the window\r\n|")
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, fd := range Lint(nil, nil, []SkillBody{{Path: "s.md", Body: body}}) {
+			if fd.Rule == "" || fd.Message == "" || fd.Where == "" {
+				t.Fatalf("empty finding %+v", fd)
+			}
+		}
+	})
 }
