@@ -58,6 +58,7 @@ func newLedgerLintCmd() *cobra.Command {
   oversize-return-ingested  a sub-agent return over its contract taken in whole
   copied-threshold-table    a skill body restating the threshold table or fraction
                             instead of referring to the budget settings
+  copied-ledger-format      a skill body restating the ledger entry format
   reset-without-ledger      a reset with no complete ledger entry written before it
 
 --run ID reads <workspace>/.baton/runs/ID/events.jsonl and only that run's

@@ -34,13 +34,14 @@ func TestLedgerLintCraftedRuns(t *testing.T) {
 		warn  string // expected on stderr of a run that passes
 	}{
 		{name: "clean", code: 0},
-		{name: "torn_log", code: 0, warn: "unfinished last line"},
+		{name: "torn_log", code: 0, warn: "unfinished line"},
 		{name: "no_boundary_evaluation", code: 1, rules: []string{"no-boundary-evaluation"}},
 		{name: "hard_limit_reset", code: 1, rules: []string{"hard-limit-reset", "hard-limit-reset"}},
 		{name: "resume_not_from_ledger", code: 1, rules: []string{"resume-not-from-ledger"}},
 		{name: "incomplete_ledger_entry", code: 1, rules: []string{"incomplete-ledger-entry"}},
 		{name: "oversize_return_ingested", code: 1, rules: []string{"oversize-return-ingested"}},
 		{name: "copied_threshold_table", code: 1, rules: []string{"copied-threshold-table", "copied-threshold-table"}},
+		{name: "copied_ledger_format", code: 1, rules: []string{"copied-ledger-format"}},
 		{name: "reset_without_ledger", code: 1, rules: []string{"reset-without-ledger", "reset-without-ledger"}},
 	}
 	for _, tt := range tests {
