@@ -466,7 +466,9 @@ func marshal(value any, indent int) (out []byte, err error) {
 	return out, nil
 }
 
-// canonical is value as it will read back from the file.
+// canonical is value as it will read back from the file. Text that would
+// not read back exactly as given (invalid UTF-8, say) is refused rather
+// than silently changed.
 func canonical(value any) (v any, err error) {
 	out, err := marshal(value, 2)
 	if err != nil {
@@ -480,7 +482,62 @@ func canonical(value any) (v any, err error) {
 	if err := yaml.Unmarshal(out, &v); err != nil {
 		return nil, fmt.Errorf("%w: cannot read back %T: %s", ErrUnsafeEdit, value, oneLine(err.Error()))
 	}
-	return normalise(v), nil
+	v = normalise(v)
+	if !sameText(value, v) {
+		return nil, fmt.Errorf("%w: the text would not read back exactly as given", ErrUnsafeEdit)
+	}
+	return v, nil
+}
+
+// sameText reports whether every string in value survived encoding as it
+// was. Values of other types are the encoder's to render.
+func sameText(value, decoded any) bool {
+	switch x := value.(type) {
+	case string:
+		return decoded == x
+	case []string:
+		d, ok := decoded.([]any)
+		if !ok || len(d) != len(x) {
+			return false
+		}
+		for i := range x {
+			if d[i] != x[i] {
+				return false
+			}
+		}
+	case []any:
+		d, ok := decoded.([]any)
+		if !ok || len(d) != len(x) {
+			return false
+		}
+		for i := range x {
+			if !sameText(x[i], d[i]) {
+				return false
+			}
+		}
+	case map[string]any:
+		d, ok := decoded.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, e := range x {
+			if !sameText(e, d[k]) {
+				return false
+			}
+		}
+	case yaml.MapSlice:
+		d, ok := decoded.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, it := range x {
+			k, isStr := it.Key.(string)
+			if isStr && !sameText(it.Value, d[k]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func findKey(m *ast.MappingNode, key string) *ast.MappingValueNode {
