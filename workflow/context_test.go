@@ -224,3 +224,18 @@ func TestStepContextStateAndCapsule(t *testing.T) {
 		t.Errorf("no capsule, no state: %v, %+v", err, c)
 	}
 }
+
+func TestStepContextOversizedFile(t *testing.T) {
+	ws, _ := workspaceWith(t, map[string]string{
+		"capsule.md": "c\n",
+		"big.txt":    strings.Repeat("x", MaxInputFileBytes+1),
+	})
+	sk := &skill.Skill{Name: "s", Body: "<files_to_read>\nbig.txt\n</files_to_read>"}
+	c, err := StepContext(ws, sk, "capsule.md", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.User, "- big.txt: skipped: too large\n") || strings.Contains(c.User, "xxxx") {
+		t.Errorf("oversized file not reported as skipped:\n%.300s", c.User)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/baton-dev/baton/tokens"
@@ -44,7 +45,17 @@ func TestExampleWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := int(w.ThresholdFraction * float64(w.WindowTokens))
+	budget := w.ThresholdTokens(w.WindowTokens)
+	// The state file ships with comments and the team's own keys; it must
+	// at least be YAML the state package can read.
+	var state map[string]any
+	data, err := os.ReadFile(filepath.Join(w.Dir, filepath.FromSlash(w.State)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &state); err != nil || state["handoff"] == nil || state["owner"] == nil {
+		t.Errorf("example state.yaml: %v, %v", err, state)
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "workflow %s: window %d, threshold %.2f (%d tokens)\n", w.Name, w.WindowTokens, w.ThresholdFraction, budget)
