@@ -62,9 +62,10 @@ func (f Finding) String() string { return fmt.Sprintf("%s: %s: %s", f.Where, f.R
 
 // Lint reports the red flags in a run log, the ledger it wrote and the skill
 // bodies it ran with. Events of several runs may be mixed; they are checked
-// run by run, in file order. entries are taken as the authority on what was
-// written to the ledger; when there are none, the run log's ledger_written
-// events stand in for them.
+// run by run, in file order. entries are the authority on what was written
+// to the ledger; nil entries mean no ledger was read, and then the run log's
+// ledger_written events stand in for them. Pass an empty, non-nil slice for a
+// ledger that was read and has no entries.
 func Lint(events []runlog.Event, entries []Entry, skills []SkillBody) []Finding {
 	var fs []Finding
 	var order []string
@@ -193,7 +194,7 @@ func ledgerBacking(e runlog.Event, entries []Entry, written []runlog.Event) stri
 		return "without naming the ledger entry it was seeded from"
 	}
 	lt := e.LedgerTime.Format(time.RFC3339)
-	if len(entries) > 0 {
+	if entries != nil {
 		incomplete := false
 		for _, en := range entries {
 			if !sameSecond(en.Time, e.LedgerTime) {
@@ -237,7 +238,7 @@ func lintResume(id string, e runlog.Event, entries []Entry, written []runlog.Eve
 		f.Message = fmt.Sprintf("run %s resumed from the ledger without naming the entry", id)
 		return f, true
 	}
-	if len(entries) > 0 {
+	if entries != nil {
 		if msg := ledgerBacking(e, entries, written); msg != "" {
 			f.Message = fmt.Sprintf("run %s resumed %s", id, msg)
 			return f, true

@@ -79,6 +79,7 @@ func TestLint(t *testing.T) {
 		}, nil, nil, nil},
 		{"reset backed by ledger_written", []runlog.Event{written(1, true), reset(2, 1)}, nil, nil, nil},
 		{"reset backed by the ledger", []runlog.Event{reset(2, 1)}, []Entry{entryAt(1)}, nil, nil},
+		{"ledger read but empty outweighs ledger_written", []runlog.Event{written(1, true), reset(2, 1)}, []Entry{}, nil, []string{"reset-without-ledger@line 2"}},
 		{"reset after incomplete ledger_written", []runlog.Event{written(1, false), reset(2, 1)}, nil, nil, []string{"reset-without-ledger@line 2"}},
 		{"reset before its entry", []runlog.Event{reset(2, 5, seeded(5))}, []Entry{entryAt(5)}, nil, []string{"reset-without-ledger@line 2"}},
 		{"reset from incomplete entry", []runlog.Event{reset(2, 1)}, []Entry{func() Entry { e := entryAt(1); e.NextStep = ""; return e }()}, nil,
