@@ -147,7 +147,9 @@ func runLedgerLint(stdout, stderr io.Writer, o ledgerLintOpts) error {
 			}
 			return fmt.Errorf("malformed ledger: %s", firstAndCount(msgs))
 		default:
-			entries = es
+			// Non-nil even when empty: a ledger was read, so it, not the
+			// run log's ledger_written events, says what was written.
+			entries = append([]ledger.Entry{}, es...)
 		}
 	}
 
