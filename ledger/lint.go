@@ -113,13 +113,13 @@ func lintRun(id string, events []runlog.Event, entries []Entry) []Finding {
 	var fs []Finding
 	var phases []string
 	var (
-		curPhase     string
-		started      bool
-		evalSeen     bool
-		reachedLast  bool
-		ended        bool
-		missing      []Finding
-		writtenSince []runlog.Event // complete ledger_written events, in order
+		curPhase    string
+		started     bool
+		evalSeen    bool
+		reachedLast bool
+		ended       bool
+		missing     []Finding
+		written     []runlog.Event // complete ledger_written events so far
 	)
 	for _, e := range events {
 		switch e.Type {
@@ -146,14 +146,14 @@ func lintRun(id string, events []runlog.Event, entries []Entry) []Finding {
 				reachedLast = true
 			}
 		case runlog.Reset:
-			fs = append(fs, lintReset(id, e, entries, writtenSince)...)
+			fs = append(fs, lintReset(id, e, entries, written)...)
 		case runlog.Resume:
-			if f, bad := lintResume(id, e, entries, writtenSince); bad {
+			if f, bad := lintResume(id, e, entries, written); bad {
 				fs = append(fs, f)
 			}
 		case runlog.LedgerWritten:
 			if e.Complete != nil && *e.Complete {
-				writtenSince = append(writtenSince, e)
+				written = append(written, e)
 			}
 		case runlog.SubagentReturn:
 			over := e.ContractTokens > 0 && e.Tokens > e.ContractTokens
