@@ -7,6 +7,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/token"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -237,7 +239,7 @@ func (f *File) replaceValue(mv *ast.MappingValueNode, value any) ([]byte, error)
 	}
 	after := colon + 1
 	commentAt := len(line)
-	if c, ok := d.comments[k]; ok {
+	if c, ok := d.commentOn(k, end); ok {
 		if cb := byteCol(line, c); cb >= after {
 			commentAt = cb
 		}
@@ -272,6 +274,29 @@ func (f *File) replaceValue(mv *ast.MappingValueNode, value any) ([]byte, error)
 		text = strings.TrimSuffix(text, eol)
 	}
 	return splice(f.data, d.lines.start(k), d.lines.end(end), text), nil
+}
+
+// commentOn finds a comment on the key line of the entry spanning lines
+// from..to, returning its rune column. It lexes just that entry: a mapping
+// entry that starts its line is a complete piece of YAML, and lexing the
+// whole file for every edit was the largest cost of an edit.
+func (d *document) commentOn(from, to int) (col int, ok bool) {
+	var b strings.Builder
+	for l := from; l <= to; l++ {
+		b.WriteString(d.lines.text(l))
+		b.WriteString("\n")
+	}
+	defer func() {
+		if recover() != nil {
+			col, ok = 0, false
+		}
+	}()
+	for _, tk := range lexer.Tokenize(b.String()) {
+		if tk.Type == token.CommentType && tk.Position.Line == 1 {
+			return tk.Position.Column, true
+		}
+	}
+	return 0, false
 }
 
 // insertAfter puts text (whole lines) after line l.

@@ -42,7 +42,6 @@ import (
 	"github.com/baton-dev/baton/atomicfile"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
@@ -78,12 +77,11 @@ type File struct {
 
 // document is everything derived from one version of the bytes.
 type document struct {
-	lines    lineIndex
-	root     *ast.MappingNode // nil when the document holds no content
-	end      *token.Token     // the "..." marker, if any
-	tree     map[string]any   // decoded content, for reads and for proofs
-	comments map[int]int      // line -> rune column of a comment on that line
-	indent   int              // indentation step the file uses
+	lines  lineIndex
+	root   *ast.MappingNode // nil when the document holds no content
+	end    *token.Token     // the "..." marker, if any
+	tree   map[string]any   // decoded content, for reads and for proofs
+	indent int              // indentation step the file uses
 }
 
 // Load reads path. A missing file is an empty document that Save creates;
@@ -182,12 +180,11 @@ func parseDocument(data []byte) (doc *document, err error) {
 			doc, err = nil, fmt.Errorf("%w: the YAML parser failed: %v", ErrMalformed, r)
 		}
 	}()
-	src := string(norm)
 	af, err := parser.ParseBytes(norm, parser.ParseComments)
 	if err != nil {
 		return nil, yamlError(err)
 	}
-	doc = &document{lines: newLineIndex(data), tree: map[string]any{}, comments: map[int]int{}}
+	doc = &document{lines: newLineIndex(data), tree: map[string]any{}}
 	// A directive ("%YAML 1.2") comes back as a document of its own, and a
 	// final "---" with nothing after it as an empty one; neither is a
 	// second document in any sense a user would recognise.
@@ -220,7 +217,9 @@ func parseDocument(data []byte) (doc *document, err error) {
 	}
 	if doc.root != nil {
 		var v any
-		if err := yaml.Unmarshal(norm, &v); err != nil {
+		// Decode the tree already parsed; parsing the bytes a second time
+		// doubled the cost of every edit.
+		if err := yaml.NodeToValue(doc.root, &v); err != nil {
 			return nil, yamlError(err)
 		}
 		m, ok := normalise(v).(map[string]any)
@@ -228,13 +227,6 @@ func parseDocument(data []byte) (doc *document, err error) {
 			return nil, fmt.Errorf("%w (it decodes to %T)", ErrNotMapping, v)
 		}
 		doc.tree = m
-	}
-	for _, tk := range lexer.Tokenize(src) {
-		if tk.Type == token.CommentType {
-			if _, seen := doc.comments[tk.Position.Line]; !seen {
-				doc.comments[tk.Position.Line] = tk.Position.Column
-			}
-		}
 	}
 	doc.indent = doc.lines.indentStep()
 	return doc, nil
