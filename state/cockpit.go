@@ -47,6 +47,14 @@ type Cycle struct {
 	CompletedSteps []string
 }
 
+// CycleUpdate names the cycle fields to change; nil leaves a field as it
+// is, and an empty non-nil CompletedSteps clears the list.
+type CycleUpdate struct {
+	CurrentStep    *string
+	NextSkill      *string
+	CompletedSteps []string
+}
+
 // Usage is the token usage of one step. It has the same fields as llm.Usage
 // so a caller converts with state.Usage(u).
 type Usage struct {
@@ -147,6 +155,31 @@ func (f *File) Cycle(flow string) Cycle {
 		NextSkill:      str(m["next_skill"]),
 		CompletedSteps: strs(m["completed_steps"]),
 	}
+}
+
+// SetCycle changes the named fields of <flow>_cycle, for a runner moving
+// between phases; RecordStep covers the end of an ordinary step.
+func (f *File) SetCycle(flow string, u CycleUpdate) error {
+	if flow == "" {
+		return fmt.Errorf("state %s: set cycle: %w: empty flow name", f.path, ErrInvalid)
+	}
+	return f.atomically(func(g *File) error {
+		cyc := flow + "_cycle"
+		if u.CurrentStep != nil {
+			if err := g.Set(*u.CurrentStep, cyc, "current_step"); err != nil {
+				return err
+			}
+		}
+		if u.NextSkill != nil {
+			if err := g.Set(*u.NextSkill, cyc, "next_skill"); err != nil {
+				return err
+			}
+		}
+		if u.CompletedSteps != nil {
+			return g.Set(u.CompletedSteps, cyc, "completed_steps")
+		}
+		return nil
+	})
 }
 
 // SkillTiming reads metrics.skill_timings.<skill>.

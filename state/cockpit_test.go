@@ -126,3 +126,20 @@ func TestAddDecision(t *testing.T) {
 		t.Errorf("decisions = %+v, want one stamped now in UTC", ds)
 	}
 }
+
+func TestSetCycle(t *testing.T) {
+	f, err := Parse([]byte("epic_cycle:\n  current_step: a # now\n  mine: 1\n"), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SetCycle("", CycleUpdate{}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("empty flow: err = %v", err)
+	}
+	if err := f.SetCycle("epic", CycleUpdate{CurrentStep: ptr("b"), NextSkill: ptr("c"), CompletedSteps: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "epic_cycle:\n  current_step: b # now\n  mine: 1\n  next_skill: c\n  completed_steps:\n    - a\n"
+	if got := string(f.Bytes()); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

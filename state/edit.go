@@ -239,10 +239,19 @@ func (f *File) replaceValue(mv *ast.MappingValueNode, value any) ([]byte, error)
 	}
 	after := colon + 1
 	commentAt := len(line)
-	if c, ok := d.commentOn(k, end); ok {
-		if cb := byteCol(line, c); cb >= after {
-			commentAt = cb
+	comment, ok, err := d.commentOn(k, end)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		// A comment runs to the end of its line, so its text fixes where
+		// it starts; the lexer's column is not exact after tabs or block
+		// scalar headers.
+		at := len(line) - len(comment) - 1
+		if at < after || line[at] != '#' {
+			return nil, fmt.Errorf("%w: cannot place the comment on line %d", ErrUnsafeEdit, k)
 		}
+		commentAt = at
 	}
 	inline, block, err := d.render(value, ind)
 	if err != nil {
@@ -269,34 +278,34 @@ func (f *File) replaceValue(mv *ast.MappingValueNode, value any) ([]byte, error)
 		b.WriteString(l)
 		b.WriteString(eol)
 	}
-	text := b.String()
+	out := b.String()
 	if !d.lines.terminated(end) {
-		text = strings.TrimSuffix(text, eol)
+		out = strings.TrimSuffix(out, eol)
 	}
-	return splice(f.data, d.lines.start(k), d.lines.end(end), text), nil
+	return splice(f.data, d.lines.start(k), d.lines.end(end), out), nil
 }
 
-// commentOn finds a comment on the key line of the entry spanning lines
-// from..to, returning its rune column. It lexes just that entry: a mapping
+// commentOn returns the text after the "#" of a comment on the key line
+// of the entry spanning lines from..to. It lexes just that entry: a mapping
 // entry that starts its line is a complete piece of YAML, and lexing the
 // whole file for every edit was the largest cost of an edit.
-func (d *document) commentOn(from, to int) (col int, ok bool) {
+func (d *document) commentOn(from, to int) (text string, ok bool, err error) {
 	var b strings.Builder
 	for l := from; l <= to; l++ {
 		b.WriteString(d.lines.text(l))
 		b.WriteString("\n")
 	}
 	defer func() {
-		if recover() != nil {
-			col, ok = 0, false
+		if r := recover(); r != nil {
+			text, ok, err = "", false, fmt.Errorf("%w: cannot find the comments on line %d: %v", ErrUnsafeEdit, from, r)
 		}
 	}()
 	for _, tk := range lexer.Tokenize(b.String()) {
 		if tk.Type == token.CommentType && tk.Position.Line == 1 {
-			return tk.Position.Column, true
+			return tk.Value, true, nil
 		}
 	}
-	return 0, false
+	return "", false, nil
 }
 
 // insertAfter puts text (whole lines) after line l.

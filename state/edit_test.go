@@ -17,6 +17,12 @@ func TestSet(t *testing.T) {
 		want  string
 	}{
 		{"inline comment kept", "a: 1  # why\nb: 2\n", "x", []string{"a"}, "a: x  # why\nb: 2\n"},
+		{"hash inside quotes is not a comment", "a: 'x # y' # c\n", "z", []string{"a"}, "a: z # c\n"},
+		{"hash without space is not a comment", "a: x#y\n", "z", []string{"a"}, "a: z\n"},
+		{"tab before comment", "a: 1\t# c\n", 2, []string{"a"}, "a: 2\t# c\n"},
+		{"comment after block scalar header", "a: | # c\n  text\nb: 1\n", "z", []string{"a"}, "a: z # c\nb: 1\n"},
+		{"multi-line flow value", "a: [1,\n  2]\nb: 1\n", "z", []string{"a"}, "a: z\nb: 1\n"},
+		{"comment with trailing spaces", "a: 1 # c  \nb: 2\n", 2, []string{"a"}, "a: 2 # c  \nb: 2\n"},
 		{"null value gets one", "a:\nb: 2\n", "x", []string{"a"}, "a: x\nb: 2\n"},
 		{"null value with comment", "a: # later\nb: 2\n", "x", []string{"a"}, "a: x # later\nb: 2\n"},
 		{"quoted only when needed", "a: 1\n", "1.10", []string{"a"}, "a: \"1.10\"\n"},
