@@ -114,7 +114,7 @@ func (f *File) spliceSet(value any, path []string) ([]byte, error) {
 		return f.insertIntoEmpty(text), nil
 	}
 	if d.root.IsFlowStyle {
-		return nil, fmt.Errorf("%w: the top-level mapping is in flow style", ErrUnsafeEdit)
+		return f.replaceEmptyFlowRoot(path, value)
 	}
 	m := d.root
 	for i, key := range path {
@@ -157,7 +157,31 @@ func (f *File) spliceSet(value any, path []string) ([]byte, error) {
 		}
 		return f.replaceValue(mv, merged)
 	}
-	panic("unreachable")
+	return nil, fmt.Errorf("%w: empty key path", ErrUnsafeEdit)
+}
+
+// replaceEmptyFlowRoot handles a file that is just "{}", as some tools
+// write an empty state: the braces give way to the first key. A top-level
+// flow mapping with content is refused, since rewriting it would restyle
+// the user's keys.
+func (f *File) replaceEmptyFlowRoot(path []string, value any) ([]byte, error) {
+	d := f.doc
+	refuse := fmt.Errorf("%w: the top-level mapping is in flow style", ErrUnsafeEdit)
+	if len(d.root.Values) > 0 || d.root.Start == nil || d.root.Start.Position == nil {
+		return nil, refuse
+	}
+	l := d.root.Start.Position.Line
+	if l < 1 || l > d.lines.count() || strings.TrimSpace(d.lines.text(l)) != "{}" {
+		return nil, refuse
+	}
+	text, err := d.renderEntry(path[0], nest(path[1:], value), 0)
+	if err != nil {
+		return nil, err
+	}
+	if !d.lines.terminated(l) {
+		text = strings.TrimSuffix(text, d.lines.eol())
+	}
+	return splice(f.data, d.lines.start(l), d.lines.end(l), text), nil
 }
 
 // spliceAppend inserts one item after the last item of the block list at

@@ -51,6 +51,7 @@ func TestSet(t *testing.T) {
 		{"unicode key before", "ключ: 'значение' # c\nk: 1\n", 2, []string{"k"}, "ключ: 'значение' # c\nk: 2\n"},
 		{"quoted key found", "\"k\": 1\n", 2, []string{"k"}, "\"k\": 2\n"},
 		{"ordered new mapping", "a: 1\n", yaml.MapSlice{{Key: "z", Value: 1}, {Key: "a", Value: 2}}, []string{"m"}, "a: 1\nm:\n  z: 1\n  a: 2\n"},
+		{"empty flow mapping at top level", "# c\n{}\n", "x", []string{"k"}, "# c\nk: x\n"},
 		{"anchored parent kept", "h: &h\n  k: 1\n", 2, []string{"h", "k"}, "h: &h\n  k: 2\n"},
 	}
 	for _, tt := range tests {
@@ -80,6 +81,7 @@ func TestSetRefused(t *testing.T) {
 		{"anchor used elsewhere", "h: &x\n  k: 1\nu: *x\n", []string{"h", "k"}},
 		{"value's anchor used elsewhere", "k: &x 1\nu: *x\n", []string{"k"}},
 		{"top-level flow mapping", "{a: 1}\n", []string{"b"}},
+		{"top-level empty flow mapping with a comment", "{} # c\n", []string{"b"}},
 		{"empty path", "a: 1\n", nil},
 	}
 	for _, tt := range tests {

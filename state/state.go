@@ -26,6 +26,17 @@
 //
 // Decisions live under handoff because the handoff is what the next step is
 // told to read first; a decision recorded elsewhere would be missed.
+//
+// Where the file's shape leaves no lossless edit, the choice is stated
+// rather than hidden: an owned parent written in flow style (handoff: {…})
+// is rewritten in block style with any user keys in it kept, in order, but
+// re-rendered; a list in flow style that baton appends to is rewritten the
+// same way; a top-level flow mapping other than "{}" is refused; an edit
+// that would break an alias the user points at an owned value is refused.
+//
+// Writers are serialised by flock on <path>.lock (left in place; see
+// Lock). Update is the one call a runner needs: lock, load fresh, edit,
+// save atomically, unlock.
 package state
 
 import (
