@@ -76,6 +76,9 @@ var (
 // pathological file from exhausting memory in the YAML library.
 const MaxSize = 4 << 20
 
+// maxValues bounds the decoded size of a document, aliases expanded.
+const maxValues = 100_000
+
 // File is one state.yaml held as its original bytes. It is not safe for
 // concurrent use; use Update to serialise writers across goroutines and
 // processes.
@@ -227,6 +230,11 @@ func parseDocument(data []byte) (doc *document, err error) {
 		return nil, fmt.Errorf("%w (it is %s)", ErrNotMapping, describe(b))
 	}
 	if doc.root != nil {
+		// Aliases can make a small file decode to an enormous value (the
+		// "billion laughs"); count before decoding.
+		if n := expandedSize(doc.root, map[string]int{}); n > maxValues {
+			return nil, fmt.Errorf("%w: its aliases expand to more than %d values", ErrMalformed, maxValues)
+		}
 		var v any
 		// Decode the tree already parsed; parsing the bytes a second time
 		// doubled the cost of every edit.
@@ -260,6 +268,48 @@ func yamlError(err error) error {
 func oneLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(s)
+}
+
+// expandedSize counts the values n decodes to, each alias counting as the
+// size of its anchor. Anchors precede their aliases in document order, so
+// one walk in order sees every anchor before it is used.
+func expandedSize(n ast.Node, anchors map[string]int) int {
+	const capped = maxValues + 1
+	add := func(a, b int) int { return min(a+b, capped) }
+	switch x := n.(type) {
+	case nil:
+		return 0
+	case *ast.MappingNode:
+		total := 1
+		for _, mv := range x.Values {
+			total = add(total, expandedSize(mv, anchors))
+		}
+		return total
+	case *ast.MappingValueNode:
+		return add(expandedSize(x.Key, anchors), expandedSize(x.Value, anchors))
+	case *ast.MappingKeyNode:
+		return expandedSize(x.Value, anchors)
+	case *ast.SequenceNode:
+		total := 1
+		for _, v := range x.Values {
+			total = add(total, expandedSize(v, anchors))
+		}
+		return total
+	case *ast.TagNode:
+		return expandedSize(x.Value, anchors)
+	case *ast.AnchorNode:
+		size := expandedSize(x.Value, anchors)
+		if x.Name != nil && x.Name.GetToken() != nil {
+			anchors[x.Name.GetToken().Value] = size
+		}
+		return size
+	case *ast.AliasNode:
+		if x.Value != nil && x.Value.GetToken() != nil {
+			return max(anchors[x.Value.GetToken().Value], 1)
+		}
+		return 1
+	}
+	return 1
 }
 
 func isEmptyBody(n ast.Node) bool {
