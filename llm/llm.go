@@ -28,9 +28,18 @@ const (
 )
 
 // Message is one turn of the conversation sent to the model.
+//
+// An assistant turn that called tools carries them in ToolCalls, with any text
+// said alongside in Content (often empty). The turn answering those calls is a
+// user message whose ToolResults hold one result per call; Content, when set,
+// is text sent after the results (Anthropic puts both in one user message,
+// OpenAI sends one tool-role message per result and then a user message).
+// Request.ValidateTools states the pairing rules every provider enforces.
 type Message struct {
-	Role    Role   `json:"role"`
-	Content string `json:"content"`
+	Role        Role         `json:"role"`
+	Content     string       `json:"content"`
+	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
+	ToolResults []ToolResult `json:"tool_results,omitempty"`
 }
 
 // Schema asks the provider for JSON output that follows a JSON schema. A
@@ -54,6 +63,11 @@ type Request struct {
 	// Stream asks the provider to use its streaming (SSE) endpoint; the
 	// response is still returned whole. It changes transport, not meaning.
 	Stream bool `json:"stream,omitempty"`
+	// Tools the model may call through the provider's native tool calling.
+	Tools []Tool `json:"tools,omitempty"`
+	// ToolChoice says whether the model must, may or must not call a tool;
+	// empty leaves it to the provider's default (auto when tools are given).
+	ToolChoice ToolChoice `json:"tool_choice,omitempty"`
 }
 
 // Usage is what the provider reported for one call, field by field. baton never
@@ -93,9 +107,12 @@ type Response struct {
 	Model string `json:"model,omitempty"`
 	Text  string `json:"text"`
 	// StopReason is the provider's own word ("end_turn", "max_tokens",
-	// "stop", "length", ...).
+	// "tool_use", "stop", "length", "tool_calls", ...).
 	StopReason string `json:"stop_reason"`
-	Usage      Usage  `json:"usage"`
+	// ToolCalls are the tools the model asked to run, in its order. Text may
+	// hold what it said alongside them.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Usage     Usage      `json:"usage"`
 	// Attempts is how many HTTP attempts the retry policy made; 0 when the
 	// model was called without one.
 	Attempts int `json:"attempts,omitempty"`

@@ -22,6 +22,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/tokens"
@@ -144,14 +145,36 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 		}
 		p.System = []sdk.TextBlockParam{block}
 	}
+	if err := req.ValidateTools(); err != nil {
+		return p, nil, fmt.Errorf("anthropic: %w", err)
+	}
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleUser:
-			p.Messages = append(p.Messages, sdk.NewUserMessage(sdk.NewTextBlock(msg.Content)))
+			p.Messages = append(p.Messages, sdk.NewUserMessage(userBlocks(msg)...))
 		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.NewAssistantMessage(sdk.NewTextBlock(msg.Content)))
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(assistantBlocks(msg)...))
 		default:
 			return p, nil, fmt.Errorf("anthropic: message %d: unknown role %q", i, msg.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		tp := sdk.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Schema)}
+		if t.Description != "" {
+			tp.Description = sdk.String(t.Description)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice.Mode() {
+		case "auto":
+			p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{}}
+		case "any":
+			p.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{}}
+		case "none":
+			p.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+		case "tool":
+			p.ToolChoice = sdk.ToolChoiceParamOfTool(req.ToolChoice.Tool())
 		}
 	}
 	var opts []option.RequestOption
@@ -168,6 +191,98 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: req.JSONSchema.Schema}
 	}
 	return p, opts, nil
+}
+
+// userBlocks is a user turn: tool results first, as the API requires, then
+// the text. A plain turn keeps its single text block even when empty, as it
+// always has.
+func userBlocks(msg llm.Message) []sdk.ContentBlockParamUnion {
+	if len(msg.ToolResults) == 0 {
+		return []sdk.ContentBlockParamUnion{sdk.NewTextBlock(msg.Content)}
+	}
+	var blocks []sdk.ContentBlockParamUnion
+	for _, r := range msg.ToolResults {
+		b := sdk.NewToolResultBlock(r.CallID, r.Content, r.IsError)
+		if !r.IsError {
+			// is_error defaults to false; leaving it out keeps the body
+			// as small as the API's own examples.
+			b.OfToolResult.IsError = param.Opt[bool]{}
+		}
+		if r.Content == "" {
+			// The API refuses empty text blocks; a result with no
+			// content is sent without any.
+			b.OfToolResult.Content = nil
+		}
+		blocks = append(blocks, b)
+	}
+	if msg.Content != "" {
+		blocks = append(blocks, sdk.NewTextBlock(msg.Content))
+	}
+	return blocks
+}
+
+// assistantBlocks is an assistant turn: the text said, when any (the API
+// refuses empty text blocks next to tool calls), then its tool calls.
+func assistantBlocks(msg llm.Message) []sdk.ContentBlockParamUnion {
+	if len(msg.ToolCalls) == 0 {
+		return []sdk.ContentBlockParamUnion{sdk.NewTextBlock(msg.Content)}
+	}
+	var blocks []sdk.ContentBlockParamUnion
+	if msg.Content != "" {
+		blocks = append(blocks, sdk.NewTextBlock(msg.Content))
+	}
+	for _, c := range msg.ToolCalls {
+		blocks = append(blocks, sdk.NewToolUseBlock(c.ID, toolUseInput(c), c.Name))
+	}
+	return blocks
+}
+
+// toolUseInput is the input of a call sent back to the API, which accepts
+// only an object. Input that is not one (arguments cut short by max_tokens,
+// kept as a JSON string) goes back as {}: the call's error result has
+// already told the model what was wrong, and a 400 would end the loop.
+func toolUseInput(c llm.ToolCall) json.RawMessage {
+	in := c.InputJSON()
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(in, &obj) != nil || obj == nil {
+		return json.RawMessage("{}")
+	}
+	return in
+}
+
+// inputSchema maps a JSON Schema onto the SDK's input schema, whose typed
+// fields cover properties and required; every other keyword travels as an
+// extra field. The type is always object, as the API requires.
+func inputSchema(schema map[string]any) sdk.ToolInputSchemaParam {
+	var s sdk.ToolInputSchemaParam
+	if schema == nil {
+		s.Properties = map[string]any{}
+		return s
+	}
+	for k, v := range schema {
+		switch k {
+		case "type":
+		case "properties":
+			s.Properties = v
+		case "required":
+			switch r := v.(type) {
+			case []string:
+				s.Required = r
+			case []any:
+				for _, x := range r {
+					if name, ok := x.(string); ok {
+						s.Required = append(s.Required, name)
+					}
+				}
+			}
+		default:
+			if s.ExtraFields == nil {
+				s.ExtraFields = map[string]any{}
+			}
+			s.ExtraFields[k] = v
+		}
+	}
+	return s
 }
 
 // Generate sends req and returns the whole response.
@@ -206,9 +321,23 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, opts []optio
 	defer s.Close()
 	var acc sdk.Message
 	events := 0
+	// The SDK replaces tool input that is not valid JSON once streamed (a
+	// call cut short by max_tokens) with {}, which would run the tool with
+	// no arguments; the text as streamed is kept so that the caller can
+	// tell the model its call was cut short (see llm.ToolCall).
+	partial := map[int64]*strings.Builder{}
 	for s.Next() {
-		if err := acc.Accumulate(s.Current()); err != nil {
+		ev := s.Current()
+		if err := acc.Accumulate(ev); err != nil {
 			return nil, &decodeError{err}
+		}
+		if ev.Type == "content_block_delta" && ev.Delta.Type == "input_json_delta" {
+			b := partial[ev.Index]
+			if b == nil {
+				b = &strings.Builder{}
+				partial[ev.Index] = b
+			}
+			b.WriteString(ev.Delta.PartialJSON)
 		}
 		events++
 	}
@@ -217,6 +346,11 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, opts []optio
 	}
 	if events == 0 || acc.Type == "" {
 		return nil, &decodeError{errors.New("the event stream ended without a message")}
+	}
+	for i, b := range partial {
+		if i < int64(len(acc.Content)) && b.Len() > 0 && !json.Valid([]byte(b.String())) {
+			acc.Content[i].Input = json.RawMessage(b.String())
+		}
 	}
 	return &acc, nil
 }
@@ -236,14 +370,18 @@ func (m *Model) response(msg *sdk.Message, raw *http.Response) (*llm.Response, e
 		return nil, m.invalid(status, "the response is not a message")
 	}
 	var text strings.Builder
+	var calls []llm.ToolCall
 	blocks := 0
 	for _, b := range msg.Content {
-		if b.Type == "text" {
+		switch b.Type {
+		case "text":
 			text.WriteString(b.Text)
 			blocks++
+		case "tool_use":
+			calls = append(calls, llm.ToolCall{ID: b.ID, Name: b.Name, Input: llm.ToolInput(string(b.Input))})
 		}
 	}
-	if blocks == 0 {
+	if blocks == 0 && len(calls) == 0 {
 		return nil, m.invalid(status, "the response has no text content")
 	}
 	return &llm.Response{
@@ -251,6 +389,7 @@ func (m *Model) response(msg *sdk.Message, raw *http.Response) (*llm.Response, e
 		Model:      string(msg.Model),
 		Text:       text.String(),
 		StopReason: string(msg.StopReason),
+		ToolCalls:  calls,
 		Usage: llm.Usage{
 			InputTokens:              msg.Usage.InputTokens,
 			OutputTokens:             msg.Usage.OutputTokens,

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,9 +24,19 @@ const (
 // Reply is what the server answers to one request. The zero Reply is a 200
 // with empty text.
 type Reply struct {
-	// Text is the assistant's answer.
+	// Text is the assistant's answer; with ToolCalls, what it says alongside
+	// them (often nothing).
 	Text string
-	// StopReason defaults to "end_turn" (Anthropic) or "stop" (OpenAI).
+	// ToolCalls are answered as tool_use blocks (Anthropic) or tool_calls
+	// (OpenAI), in JSON and in streams alike. A call without an ID gets one
+	// in the provider's style (toolu_… or call_…), unique per server; an
+	// empty Input is {}. Input that is not valid JSON imitates a model's
+	// slip: OpenAI sends it as the arguments string, an Anthropic stream
+	// sends it as the partial JSON (as a stream cut short by max_tokens
+	// would), and an Anthropic JSON body sends it as a string value.
+	ToolCalls []llm.ToolCall
+	// StopReason defaults to "end_turn" (Anthropic) or "stop" (OpenAI), or
+	// to "tool_use" / "tool_calls" when the reply has ToolCalls.
 	StopReason string
 	// Model overrides the model echoed back; the requested model by default.
 	Model string
@@ -59,6 +70,15 @@ type Reply struct {
 
 // Text is a reply with the given answer.
 func Text(s string) Reply { return Reply{Text: s} }
+
+// CallTools is a reply that asks for the given tool calls.
+func CallTools(calls ...llm.ToolCall) Reply { return Reply{ToolCalls: calls} }
+
+// Call is a tool call of name with input given as JSON text; the server
+// assigns its ID.
+func Call(name, input string) llm.ToolCall {
+	return llm.ToolCall{Name: name, Input: json.RawMessage(input)}
+}
 
 // Fail is an error reply with the given status, error type and message.
 func Fail(status int, errType, msg string) Reply {
@@ -94,7 +114,8 @@ type Rule struct {
 	Protocol Protocol
 	// System matches when the system prompt contains it.
 	System string
-	// Contains matches when any message's content contains it.
+	// Contains matches when any message's content, tool call input or tool
+	// result content contains it (llm.Message.PromptText).
 	Contains string
 	// Times limits the rule to that many matching requests; 0 is unlimited.
 	Times int
@@ -153,7 +174,7 @@ func (r *Rule) matches(req *RecordedRequest) bool {
 	if r.Contains != "" {
 		found := false
 		for _, m := range req.Messages {
-			if strings.Contains(m.Content, r.Contains) {
+			if strings.Contains(m.PromptText(), r.Contains) {
 				found = true
 				break
 			}

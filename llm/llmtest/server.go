@@ -256,6 +256,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, p Protocol) 
 	if reply.Model == "" {
 		reply.Model = rec.Model
 	}
+	reply.ToolCalls = withIDs(p, rec.seq, reply.ToolCalls)
 	usage := computeUsage(reply, prompt)
 	rec.Status = http.StatusOK
 	if !reply.Garbage {
@@ -347,6 +348,28 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// withIDs copies calls, giving each call without an ID one in the
+// provider's style, unique per server (the request's number and the call's
+// place), and an empty input {}.
+func withIDs(p Protocol, seq int, calls []llm.ToolCall) []llm.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]llm.ToolCall, len(calls))
+	for i, c := range calls {
+		if c.ID == "" {
+			if p == Anthropic {
+				c.ID = fmt.Sprintf("toolu_llmtest_%04d_%d", seq, i)
+			} else {
+				c.ID = fmt.Sprintf("call_llmtest_%04d_%d", seq, i)
+			}
+		}
+		c.Input = c.InputJSON()
+		out[i] = c
+	}
+	return out
 }
 
 func idPrefix(p Protocol) string {

@@ -459,7 +459,7 @@ func TestConcurrentRequests(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, seed := range []string{anthropicBody, openAIBody, `{}`, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"}]}]}`, `null`, `[`} {
+	for _, seed := range []string{anthropicBody, openAIBody, anthropicToolBody, openAIToolBody, `{}`, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"}]}]}`, `null`, `[`} {
 		f.Add(seed, true)
 		f.Add(seed, false)
 	}

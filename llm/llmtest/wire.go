@@ -32,6 +32,42 @@ func toAnthropicUsage(u llm.Usage) anthropicUsage {
 type anthropicBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	// tool_use
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// MarshalJSON writes a tool_use block without the text field, as the
+// service does.
+func (b anthropicBlock) MarshalJSON() ([]byte, error) {
+	if b.Type == "tool_use" {
+		return json.Marshal(struct {
+			Type  string          `json:"type"`
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}{b.Type, b.ID, b.Name, b.Input})
+	}
+	type plain anthropicBlock
+	return json.Marshal(plain(b))
+}
+
+// anthropicContent is the content of a reply: its text block (kept even when
+// empty unless the reply calls tools) and a tool_use block per call.
+func anthropicContent(r Reply) []anthropicBlock {
+	blocks := []anthropicBlock{}
+	if r.Text != "" || len(r.ToolCalls) == 0 {
+		blocks = append(blocks, anthropicBlock{Type: "text", Text: r.Text})
+	}
+	for _, c := range r.ToolCalls {
+		in := c.InputJSON()
+		if !json.Valid(in) {
+			in, _ = json.Marshal(string(in)) // a string always marshals
+		}
+		blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: in})
+	}
+	return blocks
 }
 
 type anthropicMessage struct {
@@ -67,9 +103,44 @@ func toOpenAIUsage(u llm.Usage) openAIUsage {
 }
 
 type openAIMessage struct {
-	Role    string  `json:"role"`
-	Content string  `json:"content"`
-	Refusal *string `json:"refusal"`
+	Role      string           `json:"role"`
+	Content   string           `json:"content"`
+	Refusal   *string          `json:"refusal"`
+	ToolCalls []openAIToolCall `json:"tool_calls,omitempty"`
+}
+
+// MarshalJSON writes content null on a turn that only calls tools, as the
+// service does.
+func (m openAIMessage) MarshalJSON() ([]byte, error) {
+	type plain openAIMessage
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Content *string `json:"content"`
+	}{plain: plain(m)})
+}
+
+type openAIFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type openAIToolCall struct {
+	Index    *int           `json:"index,omitempty"` // in stream deltas only
+	ID       string         `json:"id,omitempty"`
+	Type     string         `json:"type,omitempty"`
+	Function openAIFunction `json:"function"`
+}
+
+func openAIReplyCalls(r Reply) []openAIToolCall {
+	var out []openAIToolCall
+	for _, c := range r.ToolCalls {
+		out = append(out, openAIToolCall{ID: c.ID, Type: "function",
+			Function: openAIFunction{Name: c.Name, Arguments: string(c.InputJSON())}})
+	}
+	return out
 }
 
 type openAIChoice struct {
@@ -89,8 +160,9 @@ type openAICompletion struct {
 }
 
 type openAIDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string           `json:"role,omitempty"`
+	Content   *string          `json:"content,omitempty"`
+	ToolCalls []openAIToolCall `json:"tool_calls,omitempty"`
 }
 
 type openAIChunkChoice struct {
@@ -113,6 +185,10 @@ func stopReason(p Protocol, r Reply) string {
 	switch {
 	case r.StopReason != "":
 		return r.StopReason
+	case len(r.ToolCalls) > 0 && p == Anthropic:
+		return "tool_use"
+	case len(r.ToolCalls) > 0:
+		return "tool_calls"
 	case p == Anthropic:
 		return "end_turn"
 	default:
@@ -134,7 +210,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeAnthropic(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
 	stop := stopReason(Anthropic, r)
 	m := anthropicMessage{ID: id, Type: "message", Role: "assistant", Model: r.Model,
-		Content: []anthropicBlock{{Type: "text", Text: r.Text}}, StopReason: &stop, Usage: toAnthropicUsage(u)}
+		Content: anthropicContent(r), StopReason: &stop, Usage: toAnthropicUsage(u)}
 	if r.Empty {
 		m.Content = []anthropicBlock{}
 	}
@@ -144,8 +220,9 @@ func writeAnthropic(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
 
 func writeOpenAI(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
 	c := openAICompletion{ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: r.Model,
-		Choices: []openAIChoice{{Message: openAIMessage{Role: "assistant", Content: r.Text}, FinishReason: stopReason(OpenAI, r)}},
-		Usage:   toOpenAIUsage(u)}
+		Choices: []openAIChoice{{Message: openAIMessage{Role: "assistant", Content: r.Text, ToolCalls: openAIReplyCalls(r)},
+			FinishReason: stopReason(OpenAI, r)}},
+		Usage: toOpenAIUsage(u)}
 	if r.Empty {
 		c.Choices = []openAIChoice{}
 	}
@@ -205,6 +282,18 @@ func pieces(text string) []string {
 	return out
 }
 
+// jsonPieces splits JSON text into short pieces, on rune boundaries, the way
+// tool input streams. Joining the pieces gives back s exactly.
+func jsonPieces(s string) []string {
+	const n = 8
+	var out []string
+	r := []rune(s)
+	for i := 0; i < len(r); i += n {
+		out = append(out, string(r[i:min(i+n, len(r))]))
+	}
+	return out
+}
+
 func writeAnthropicStream(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
 	w.Header().Set("request-id", "req_"+id)
 	s := newSSE(w)
@@ -215,14 +304,30 @@ func writeAnthropicStream(w http.ResponseWriter, id string, r Reply, u llm.Usage
 	start.Usage.OutputTokens = min(1, u.OutputTokens)
 	s.event("message_start", map[string]any{"type": "message_start", "message": start})
 	if !r.Empty {
-		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": anthropicBlock{Type: "text", Text: ""}})
-		s.event("ping", map[string]any{"type": "ping"})
-		for _, p := range pieces(r.Text) {
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-				"delta": map[string]any{"type": "text_delta", "text": p}})
+		index := 0
+		if r.Text != "" || len(r.ToolCalls) == 0 {
+			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+				"content_block": anthropicBlock{Type: "text", Text: ""}})
+			s.event("ping", map[string]any{"type": "ping"})
+			for _, p := range pieces(r.Text) {
+				s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+					"delta": map[string]any{"type": "text_delta", "text": p}})
+			}
+			s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+			index++
 		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		for _, c := range r.ToolCalls {
+			// As the service does: the block starts with an empty input
+			// and the input arrives as pieces of JSON text.
+			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+				"content_block": anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: json.RawMessage("{}")}})
+			for _, p := range jsonPieces(string(c.InputJSON())) {
+				s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+					"delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
+			}
+			s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+			index++
+		}
 	}
 	s.event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stopReason(Anthropic, r), "stop_sequence": nil},
@@ -243,6 +348,17 @@ func writeOpenAIStream(w http.ResponseWriter, id string, r Reply, u llm.Usage, i
 		s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{Role: "assistant", Content: &empty}}}, nil))
 		for _, p := range pieces(r.Text) {
 			s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{Content: &p}}}, nil))
+		}
+		for i, c := range openAIReplyCalls(r) {
+			// As the service does: the first delta of a call carries its
+			// index, id, type and name, later ones pieces of the arguments.
+			args := c.Function.Arguments
+			c.Index, c.Function.Arguments = &i, ""
+			s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{ToolCalls: []openAIToolCall{c}}}}, nil))
+			for _, p := range jsonPieces(args) {
+				d := openAIToolCall{Index: &i, Function: openAIFunction{Arguments: p}}
+				s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{ToolCalls: []openAIToolCall{d}}}}, nil))
+			}
 		}
 		stop := stopReason(OpenAI, r)
 		s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{}, FinishReason: &stop}}, nil))

@@ -104,14 +104,73 @@ func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 	if req.System != "" {
 		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
 	}
+	if err := req.ValidateTools(); err != nil {
+		return p, fmt.Errorf("openai: %w", err)
+	}
 	for i, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleUser:
-			p.Messages = append(p.Messages, sdk.UserMessage(msg.Content))
+			if len(msg.ToolResults) == 0 {
+				p.Messages = append(p.Messages, sdk.UserMessage(msg.Content))
+				break
+			}
+			// Chat Completions answers each call with its own tool-role
+			// message; text sent alongside follows as a user message.
+			for _, r := range msg.ToolResults {
+				content := r.Content
+				if r.IsError {
+					// The protocol has no error flag; without a marker
+					// the model would take a failure for data.
+					content = llm.ErrorPrefix + content
+				}
+				p.Messages = append(p.Messages, sdk.ToolMessage(content, r.CallID))
+			}
+			if msg.Content != "" {
+				p.Messages = append(p.Messages, sdk.UserMessage(msg.Content))
+			}
 		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.AssistantMessage(msg.Content))
+			if len(msg.ToolCalls) == 0 {
+				p.Messages = append(p.Messages, sdk.AssistantMessage(msg.Content))
+				break
+			}
+			a := sdk.ChatCompletionAssistantMessageParam{}
+			if msg.Content != "" {
+				// content is null on a turn that only called tools, as
+				// the API itself answers it.
+				a.Content.OfString = sdk.String(msg.Content)
+			}
+			for _, c := range msg.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{ID: c.ID,
+						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{
+							Name: c.Name, Arguments: arguments(c)}}})
+			}
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		default:
 			return p, fmt.Errorf("openai: message %d: unknown role %q", i, msg.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(t.Schema)}
+		if t.Schema == nil {
+			fn.Parameters = shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+		}
+		if t.Description != "" {
+			fn.Description = sdk.String(t.Description)
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fn))
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice.Mode() {
+		case "auto":
+			p.ToolChoice.OfAuto = sdk.String(string(sdk.ChatCompletionToolChoiceOptionAutoAuto))
+		case "any":
+			p.ToolChoice.OfAuto = sdk.String(string(sdk.ChatCompletionToolChoiceOptionAutoRequired))
+		case "none":
+			p.ToolChoice.OfAuto = sdk.String(string(sdk.ChatCompletionToolChoiceOptionAutoNone))
+		case "tool":
+			p.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(
+				sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Tool()})
 		}
 	}
 	if req.Temperature != nil {
@@ -135,6 +194,18 @@ func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// arguments is a call's input as the arguments string the API sent: input
+// kept as a JSON string because it was not valid JSON goes back as the text
+// the model wrote, not as a quoted string.
+func arguments(c llm.ToolCall) string {
+	in := c.InputJSON()
+	var s string
+	if len(in) > 0 && in[0] == '"' && json.Unmarshal(in, &s) == nil {
+		return s
+	}
+	return string(in)
 }
 
 // Generate sends req and returns the whole response.
@@ -169,7 +240,15 @@ func (m *Model) response(c *sdk.ChatCompletion, raw *http.Response) (*llm.Respon
 		return nil, invalid(status, "the response has no choices")
 	}
 	ch := c.Choices[0]
-	if !ch.Message.JSON.Content.Valid() && ch.Message.Refusal == "" {
+	var calls []llm.ToolCall
+	for _, tc := range ch.Message.ToolCalls {
+		if tc.Type != "function" {
+			// Custom (free-text) tools are never defined by baton.
+			continue
+		}
+		calls = append(calls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Input: llm.ToolInput(tc.Function.Arguments)})
+	}
+	if !ch.Message.JSON.Content.Valid() && ch.Message.Refusal == "" && len(calls) == 0 {
 		return nil, invalid(status, "the first choice has no content")
 	}
 	text := ch.Message.Content
@@ -177,7 +256,14 @@ func (m *Model) response(c *sdk.ChatCompletion, raw *http.Response) (*llm.Respon
 		text = ch.Message.Refusal
 	}
 	return &llm.Response{ID: c.ID, Model: c.Model, Text: text, StopReason: ch.FinishReason,
-		Usage: usage(c.Usage)}, nil
+		ToolCalls: calls, Usage: usage(c.Usage)}, nil
+}
+
+// callBuilder gathers one streamed tool call: the id and name arrive in its
+// first delta, the arguments in pieces after it.
+type callBuilder struct {
+	id, name string
+	args     strings.Builder
 }
 
 // usage normalises OpenAI's counts: prompt_tokens include cached tokens,
@@ -202,6 +288,7 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw *
 		text   strings.Builder
 		chunks int
 		seen   bool
+		calls  []*callBuilder // by the index the stream gives each call
 	)
 	for s.Next() {
 		c := s.Current()
@@ -218,6 +305,25 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw *
 			}
 			seen = true
 			text.WriteString(ch.Delta.Content)
+			for _, d := range ch.Delta.ToolCalls {
+				if d.Index < 0 || d.Index > int64(len(calls)) {
+					return nil, invalid(statusOf(*raw), fmt.Sprintf("tool call delta for index %d after %d calls", d.Index, len(calls)))
+				}
+				if d.Index == int64(len(calls)) {
+					calls = append(calls, &callBuilder{})
+				}
+				b := calls[d.Index]
+				if d.ID != "" {
+					b.id = d.ID
+				}
+				if d.Function.Name != "" {
+					// The name comes whole in the call's first delta; it
+					// is set rather than appended so that a server
+					// repeating it later does no harm.
+					b.name = d.Function.Name
+				}
+				b.args.WriteString(d.Function.Arguments)
+			}
 			if ch.FinishReason != "" {
 				out.StopReason = ch.FinishReason
 			}
@@ -233,6 +339,9 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw *
 		return nil, invalid(statusOf(*raw), "the stream carried no choices")
 	}
 	out.Text = text.String()
+	for _, b := range calls {
+		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: b.id, Name: b.name, Input: llm.ToolInput(b.args.String())})
+	}
 	return &out, nil
 }
 
