@@ -58,7 +58,8 @@ import (
 )
 
 // Errors callers branch on. Every error returned by this package wraps one of
-// these or an I/O error.
+// these, ErrInvalid (a bad argument to a cockpit helper), a lock error or an
+// I/O error, and reads as one line that names the file.
 var (
 	// ErrMalformed: the bytes are not a single well-formed YAML document.
 	ErrMalformed = errors.New("malformed YAML")
