@@ -2,6 +2,8 @@ package state
 
 import (
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -9,8 +11,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/token"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // Set replaces the value at path (keys from the top level down), adding the
@@ -87,11 +87,60 @@ func (f *File) tryCommit(data []byte, want map[string]any, path []string) error 
 	if err != nil {
 		return fmt.Errorf("state %s: set %s: %w: the result would not parse (%v)", f.path, dotted(path), ErrUnsafeEdit, err)
 	}
-	if !cmp.Equal(doc.tree, want, cmpopts.EquateNaNs(), cmpopts.EquateEmpty()) {
+	if !sameValue(doc.tree, want) {
 		return fmt.Errorf("state %s: set %s: %w: the result would not read back as intended", f.path, dotted(path), ErrUnsafeEdit)
 	}
 	f.data, f.doc = data, doc
 	return nil
+}
+
+// sameValue compares decoded YAML values. It is reflect.DeepEqual except
+// that NaN equals NaN (a user's ".nan" must not block every edit) and an
+// empty list or mapping equals a missing one.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return len(x) == 0 && b == nil
+		}
+		if len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameValue(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			return len(x) == 0 && b == nil
+		}
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case float64:
+		if y, ok := b.(float64); ok && math.IsNaN(x) && math.IsNaN(y) {
+			return true
+		}
+	case nil:
+		switch y := b.(type) {
+		case map[string]any:
+			return len(y) == 0
+		case []any:
+			return len(y) == 0
+		}
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 func checkPath(path []string) error {

@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/goccy/go-yaml"
@@ -160,5 +161,36 @@ func TestGet(t *testing.T) {
 	got.([]any)[0] = "changed"
 	if again, _ := f.Get("a", "b"); again.([]any)[0] != uint64(1) {
 		t.Error("Get exposed the File's own value")
+	}
+}
+
+func TestSameValue(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		a, b any
+		want bool
+	}{
+		{nan, nan, true},
+		{1.0, nan, false},
+		{nil, []any{}, true},
+		{map[string]any{}, nil, true},
+		{[]any{}, []any{nil}, false},
+		{map[string]any{"a": nil}, map[string]any{}, false},
+		{map[string]any{"a": []any{"x", nan}}, map[string]any{"a": []any{"x", nan}}, true},
+		{uint64(1), int64(1), false},
+		{"1", uint64(1), false},
+	}
+	for _, tt := range tests {
+		if got := sameValue(tt.a, tt.b); got != tt.want {
+			t.Errorf("sameValue(%#v, %#v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+	// A user's NaN elsewhere must not block an edit.
+	f, err := Parse([]byte("x: .nan\n"), "n.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Set("v", "handoff", "next_skill"); err != nil {
+		t.Fatal(err)
 	}
 }
