@@ -242,8 +242,10 @@ func (m *Model) response(c *sdk.ChatCompletion, raw *http.Response) (*llm.Respon
 	ch := c.Choices[0]
 	var calls []llm.ToolCall
 	for _, tc := range ch.Message.ToolCalls {
-		if tc.Type != "function" {
-			// Custom (free-text) tools are never defined by baton.
+		if tc.Type != "function" && tc.Type != "" {
+			// Custom (free-text) tools are never defined by baton. A
+			// missing type, as some compatible servers send, is taken
+			// for a function.
 			continue
 		}
 		calls = append(calls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Input: llm.ToolInput(tc.Function.Arguments)})
@@ -313,6 +315,13 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw *
 					calls = append(calls, &callBuilder{})
 				}
 				b := calls[d.Index]
+				if d.ID != "" && b.id != "" && d.ID != b.id {
+					// A new id at a used index: a compatible server
+					// numbering every call 0, each sent whole. It is a
+					// call of its own, not more of the last one.
+					b = &callBuilder{}
+					calls = append(calls, b)
+				}
 				if d.ID != "" {
 					b.id = d.ID
 				}
