@@ -18,6 +18,8 @@
 //	skills: [skills]             # folders of skills, relative to this file; a
 //	                             # single string is accepted too
 //	subagent_return_tokens: 1500 # bound on a sub-agent's return; default 1500
+//	flow: epic                   # state.yaml keeps progress under <flow>_cycle;
+//	                             # default: name, with - and spaces as _
 //	phases:                      # ordered; at least one; names unique
 //	  - name: analysis
 //	    skill: analyse-request   # the skill the phase starts with
@@ -119,7 +121,10 @@ type Workflow struct {
 	Capsule              string
 	Skills               []string // as written, relative to Dir
 	SubagentReturnTokens int
-	Phases               []Phase
+	// Flow names the cycle in state.yaml: progress is kept under
+	// <Flow>_cycle.
+	Flow   string
+	Phases []Phase
 
 	// Path is the file the workflow was read from, Dir its folder (the
 	// workspace root and the base of Skills).
@@ -290,6 +295,8 @@ func (p *parseState) parse(data []byte) *Workflow {
 			if v := p.count(mv.Value, key, false); v > 0 {
 				w.SubagentReturnTokens = v
 			}
+		case "flow":
+			w.Flow = p.str(mv.Value, key)
 		case "phases":
 			w.Phases = p.phases(mv.Value)
 		default:
@@ -298,6 +305,9 @@ func (p *parseState) parse(data []byte) *Workflow {
 	}
 	if !seen["name"] {
 		p.errorf(0, "name", "is required")
+	}
+	if w.Flow == "" {
+		w.Flow = strings.NewReplacer("-", "_", " ", "_").Replace(w.Name)
 	}
 	if !seen["capsule"] {
 		p.errorf(0, "capsule", "is required: it names the work capsule every step receives")

@@ -26,7 +26,7 @@ func TestParseDefaults(t *testing.T) {
 	}
 	want := &Workflow{
 		Name: "demo", ThresholdFraction: 0.65, State: "specs/state.yaml", Ledger: "specs/ledger.md",
-		Capsule: "capsule.md", SubagentReturnTokens: 1500,
+		Capsule: "capsule.md", SubagentReturnTokens: 1500, Flow: "demo",
 		Phases: []Phase{{Name: "one", Skill: "a", Line: 4}},
 		Path:   "dir/baton.yaml", Dir: "dir",
 	}
@@ -58,7 +58,7 @@ phases:
 	}
 	want := &Workflow{
 		Name: "full", WindowTokens: 100000, ThresholdFraction: 0.6, State: "s/state.yaml", Ledger: "s/ledger.md",
-		Capsule: "work/capsule.md", Skills: []string{"my-skills"}, SubagentReturnTokens: 900,
+		Capsule: "work/capsule.md", Skills: []string{"my-skills"}, SubagentReturnTokens: 900, Flow: "full",
 		Phases: []Phase{{Name: "a", Skill: "x", ExpectTokens: 5000, Line: 12}, {Name: "b", Skill: "y", Line: 15}},
 		Path:   "baton.yaml", Dir: ".",
 		Warnings: []string{
