@@ -8,14 +8,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/llm"
-	"github.com/baton-dev/baton/llm/provider"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/tokens"
@@ -25,10 +23,8 @@ func init() { register(newAskCmd) }
 
 type askFlags struct {
 	docs         []string
-	provider     string
-	model        string
+	models       modelFlags
 	plannerModel string
-	baseURL      string
 	planner      string
 	concurrency  int
 	maxSubtasks  int
@@ -37,8 +33,6 @@ type askFlags struct {
 	dryRun       bool
 	failFast     bool
 	stream       bool
-	rpm, tpm     int
-	maxAttempts  int
 	subagentMax  int
 	runsDir      string
 	noSave       bool
@@ -81,10 +75,8 @@ answer says what is missing).`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.docs, "doc", nil, "document: a file, a folder (its markdown and text files), or - for stdin (repeatable)")
-	fl.StringVar(&f.provider, "provider", "", "provider: anthropic, openai (any OpenAI-compatible server) or ollama; default from the environment")
-	fl.StringVar(&f.model, "model", "", "model for sub-agents and synthesis")
+	f.models.register(fl)
 	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
-	fl.StringVar(&f.baseURL, "base-url", "", "provider endpoint (default: ANTHROPIC_BASE_URL / OPENAI_BASE_URL / OLLAMA_HOST)")
 	fl.StringVar(&f.planner, "planner", orchestrate.PlannerLLM, "planner: llm (a model call) or retrieval (ranks sections, no model call)")
 	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once")
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", orchestrate.DefaultMaxSubtasks, "most subtasks a plan may have")
@@ -93,9 +85,6 @@ answer says what is missing).`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan and slice without calling a model; print the plan and a token estimate")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first subtask that fails instead of answering with what succeeded")
 	fl.BoolVar(&f.stream, "stream", false, "use the providers' streaming endpoints")
-	fl.IntVar(&f.rpm, "rpm", 0, "requests per minute limit (0: none)")
-	fl.IntVar(&f.tpm, "tpm", 0, "tokens per minute limit (0: none)")
-	fl.IntVar(&f.maxAttempts, "max-attempts", 5, "attempts per model call, retries included")
 	fl.IntVar(&f.subagentMax, "subagent-max-tokens", orchestrate.DefaultSubagentTokens, "bound on each sub-agent's return, in tokens")
 	fl.StringVar(&f.runsDir, "runs-dir", ".baton/runs", "where run records are saved")
 	fl.BoolVar(&f.noSave, "no-save", false, "do not save the run record")
@@ -116,8 +105,6 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return usageErrorf("--concurrency must be at least 1")
 	case f.maxSubtasks < 1:
 		return usageErrorf("--max-subtasks must be at least 1")
-	case f.maxAttempts < 1:
-		return usageErrorf("--max-attempts must be at least 1")
 	}
 	docs, err := document.Load(f.docs, cmd.InOrStdin())
 	if err != nil {
@@ -152,9 +139,9 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 
 	noProvider := false
 	if !f.dryRun {
-		sel, err := provider.Resolve(ctx, provider.Options{Provider: f.provider, Model: f.model, BaseURL: f.baseURL}, os.Getenv)
+		m, sel, err := f.models.resolve(ctx, f.concurrency, stderr)
 		switch {
-		case errors.Is(err, llm.ErrNoProvider) && f.provider == "":
+		case errors.Is(err, llm.ErrNoProvider) && f.models.provider == "":
 			noProvider = true
 			fmt.Fprintf(stderr, "baton: %v\n", err)
 		case err != nil:
@@ -162,15 +149,6 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		default:
 			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
 			cfg.PlannerModel = f.plannerModel
-			var m llm.Model = llm.WithLimits(sel.LLM, llm.Limits{Concurrency: f.concurrency, RequestsPerMinute: f.rpm, TokensPerMinute: f.tpm})
-			m = llm.WithRetry(m, llm.RetryPolicy{
-				MaxAttempts: f.maxAttempts,
-				OnRetry: func(attempt int, wait time.Duration, err error) {
-					if !isTerminal(stderr) {
-						fmt.Fprintf(stderr, "baton: attempt %d failed (%s); retrying in %s\n", attempt, oneLineErr(err), wait.Round(time.Millisecond))
-					}
-				},
-			})
 			cfg.Model = m
 		}
 	}

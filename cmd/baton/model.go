@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/llm/provider"
+)
+
+// modelFlags are the provider and call-policy flags every command that
+// calls a model shares.
+type modelFlags struct {
+	provider    string
+	model       string
+	baseURL     string
+	rpm, tpm    int
+	maxAttempts int
+}
+
+func (m *modelFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&m.provider, "provider", "", "provider: anthropic, openai (any OpenAI-compatible server) or ollama; default from the environment")
+	fl.StringVar(&m.model, "model", "", "model name (default: the provider's default)")
+	fl.StringVar(&m.baseURL, "base-url", "", "provider endpoint (default: ANTHROPIC_BASE_URL / OPENAI_BASE_URL / OLLAMA_HOST)")
+	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute limit (0: none)")
+	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute limit (0: none)")
+	fl.IntVar(&m.maxAttempts, "max-attempts", 5, "attempts per model call, retries included")
+}
+
+// resolve picks the provider and wraps it in baton's one retry policy and
+// its limits (limits inside retry: a retry waiting on backoff holds no
+// concurrency slot).
+func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Writer) (llm.Model, *provider.Selection, error) {
+	if m.maxAttempts < 1 {
+		return nil, nil, usageErrorf("--max-attempts must be at least 1")
+	}
+	sel, err := provider.Resolve(ctx, provider.Options{Provider: m.provider, Model: m.model, BaseURL: m.baseURL}, os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	var model llm.Model = llm.WithLimits(sel.LLM, llm.Limits{Concurrency: concurrency, RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm})
+	model = llm.WithRetry(model, llm.RetryPolicy{
+		MaxAttempts: m.maxAttempts,
+		OnRetry: func(attempt int, wait time.Duration, err error) {
+			if !isTerminal(stderr) {
+				fmt.Fprintf(stderr, "baton: attempt %d failed (%s); retrying in %s\n", attempt, oneLineErr(err), wait.Round(time.Millisecond))
+			}
+		},
+	})
+	return model, sel, nil
+}

@@ -1,0 +1,498 @@
+// Package runner runs a baton workflow (`baton run`): skill steps that each
+// start in a fresh context holding only their SKILL.md, the capsule,
+// state.yaml and the files they declare; decisions that travel through
+// state.yaml; a context budget evaluated at every phase boundary and between
+// tool rounds, with a complete ledger entry written before any reset; and
+// sub-agents whose returns are bounded.
+//
+// Everything a run does is recorded under <workspace>/.baton/runs/<id>/:
+// events.jsonl (the run log that `baton ledger lint` reads) and a journal
+// per step that makes the run resumable: every model response is recorded,
+// keyed by the hash of its request, before it is used, so a run killed at
+// any point resumes without paying for a completed call twice.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/budget"
+	"github.com/baton-dev/baton/ledger"
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/runlog"
+	"github.com/baton-dev/baton/skill"
+	"github.com/baton-dev/baton/state"
+	"github.com/baton-dev/baton/tokens"
+	"github.com/baton-dev/baton/workflow"
+	"github.com/baton-dev/baton/workspace"
+)
+
+// Defaults a caller may change in Config.
+const (
+	DefaultMaxTurns            = 40
+	DefaultMaxTokens           = 4096
+	DefaultSubagentConcurrency = 4
+)
+
+// ErrNoUnfinishedRun is returned by Resume when there is nothing to resume.
+var ErrNoUnfinishedRun = errors.New("no unfinished run to resume")
+
+// Config is one run of a workflow.
+type Config struct {
+	Workflow  *workflow.Workflow
+	Model     llm.Model
+	ModelName string
+	Provider  string
+	// MaxTurns bounds the tool rounds of one step: a runaway agent stops.
+	MaxTurns            int
+	MaxTokens           int
+	SubagentConcurrency int
+	// Log receives one line per notable event (steps, resets, warnings).
+	Log io.Writer
+	Now func() time.Time
+}
+
+// Result is what a finished run reports.
+type Result struct {
+	RunID    string
+	Steps    int
+	Resets   int
+	Summary  string // the last step's summary
+	Usage    llm.Usage
+	Warnings []string
+	Replayed int // model calls answered from the journal on resume
+}
+
+// runInfo is .baton/current.json: the run a later `baton resume` continues.
+type runInfo struct {
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	Status   string `json:"status"` // "running" or "done"
+}
+
+// runner holds one run.
+type runner struct {
+	cfg     Config
+	wf      *workflow.Workflow
+	lib     *skill.Library
+	ws      *workspace.Workspace
+	budget  budget.Budget
+	counter *tokens.Counter
+	id      string
+	dir     string // .baton/runs/<id>
+	log     *runlog.Writer
+
+	mu     sync.Mutex
+	result Result
+}
+
+func (c *Config) defaults() {
+	if c.MaxTurns <= 0 {
+		c.MaxTurns = DefaultMaxTurns
+	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.SubagentConcurrency <= 0 {
+		c.SubagentConcurrency = DefaultSubagentConcurrency
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+func newRunner(cfg Config) (*runner, error) {
+	cfg.defaults()
+	wf := cfg.Workflow
+	lib, problems, err := wf.Library()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range problems {
+		if p.Severity == skill.Error {
+			return nil, fmt.Errorf("skill %s", p)
+		}
+	}
+	if err := wf.Validate(lib); err != nil {
+		return nil, err
+	}
+	ws, err := workspace.New(wf.Dir)
+	if err != nil {
+		return nil, err
+	}
+	window, _ := wf.Window(cfg.ModelName)
+	b, err := budget.New(window, wf.ThresholdFraction)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", wf.Path, err)
+	}
+	return &runner{cfg: cfg, wf: wf, lib: lib, ws: ws, budget: b, counter: tokens.ForModel(cfg.ModelName)}, nil
+}
+
+func (r *runner) infoPath() string { return filepath.Join(r.ws.Root(), ".baton", "current.json") }
+
+func (r *runner) writeInfo(status string) error {
+	data, _ := json.MarshalIndent(runInfo{ID: r.id, Workflow: filepath.Base(r.wf.Path), Status: status}, "", "  ")
+	return atomicfile.Write(r.infoPath(), append(data, '\n'), 0o644)
+}
+
+// Unfinished returns the id of the workspace's unfinished run, if any.
+func Unfinished(wf *workflow.Workflow) (string, bool) {
+	data, err := os.ReadFile(filepath.Join(wf.Dir, ".baton", "current.json"))
+	if err != nil {
+		return "", false
+	}
+	var info runInfo
+	if json.Unmarshal(data, &info) != nil || info.Status != "running" || info.ID == "" {
+		return "", false
+	}
+	return info.ID, true
+}
+
+func (r *runner) open(id string) error {
+	r.id = id
+	r.dir = filepath.Join(r.ws.Root(), ".baton", "runs", id)
+	w, err := runlog.Open(filepath.Join(r.dir, "events.jsonl"))
+	if err != nil {
+		return err
+	}
+	r.log = w
+	r.result.RunID = id
+	return nil
+}
+
+func (r *runner) event(e runlog.Event) {
+	e.Run = r.id
+	if e.Time.IsZero() {
+		e.Time = r.cfg.Now().UTC()
+	}
+	if err := r.log.Write(e); err != nil {
+		r.warn(fmt.Sprintf("run log: %v", err))
+	}
+}
+
+func (r *runner) logf(format string, a ...any) {
+	fmt.Fprintf(r.cfg.Log, format+"\n", a...)
+}
+
+func (r *runner) warn(msg string) {
+	r.mu.Lock()
+	r.result.Warnings = append(r.result.Warnings, msg)
+	r.mu.Unlock()
+	r.logf("warning: %s", msg)
+}
+
+func (r *runner) statePath() string {
+	return filepath.Join(r.ws.Root(), filepath.FromSlash(r.wf.State))
+}
+func (r *runner) ledgerPath() string {
+	return filepath.Join(r.ws.Root(), filepath.FromSlash(r.wf.Ledger))
+}
+
+// position is where a run stands between steps.
+type position struct {
+	phase int
+	skill string
+	seq   int    // steps started so far
+	seed  string // the ledger entry the next sessions start from, if any
+}
+
+// Run starts a new run of the workflow.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.open(newID(r.cfg.Now())); err != nil {
+		return nil, err
+	}
+	defer r.log.Close()
+	if err := r.writeInfo("running"); err != nil {
+		return nil, err
+	}
+	var phases []string
+	for _, p := range r.wf.Phases {
+		phases = append(phases, p.Name)
+	}
+	r.event(runlog.Event{Type: runlog.RunStart, Phases: phases, LedgerPath: r.wf.Ledger,
+		WindowTokens: r.budget.Window, ThresholdTokens: r.budget.Threshold(), Model: r.cfg.ModelName})
+	first := r.wf.Phases[0]
+	r.event(runlog.Event{Type: runlog.PhaseStart, Phase: first.Name})
+	r.logf("run %s: phase %s", r.id, first.Name)
+	return r.loop(ctx, position{phase: 0, skill: first.Skill})
+}
+
+// Resume continues the workspace's unfinished run: from the run log it
+// finds the last completed step and where the run was going next (the
+// handoff.next_skill it recorded in state.yaml), and re-enters an
+// unfinished step through its journal, so recorded calls are not paid for
+// again. Sessions are seeded from the newest ledger entry, never from a
+// transcript.
+func Resume(ctx context.Context, cfg Config) (*Result, error) {
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	id, ok := Unfinished(r.wf)
+	if !ok {
+		return nil, ErrNoUnfinishedRun
+	}
+	if err := r.open(id); err != nil {
+		return nil, err
+	}
+	defer r.log.Close()
+	events, problems, err := runlog.Read(filepath.Join(r.dir, "events.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range problems {
+		if !p.Torn {
+			return nil, fmt.Errorf("run log: %s", p)
+		}
+	}
+	pos, err := r.position(events)
+	if err != nil {
+		return nil, err
+	}
+	// A session resumes from a ledger entry, never from memory or a
+	// transcript. A run that died before writing any gets one now, composed
+	// from state.yaml, before anything else happens.
+	entry, err := ledger.Latest(r.ledgerPath())
+	if err != nil {
+		if !errors.Is(err, ledger.ErrNoEntry) && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		phase := r.wf.Phases[pos.phase].Name
+		e, cerr := r.composeEntry(phase, phase, pos.skill, nil)
+		if cerr != nil {
+			return nil, cerr
+		}
+		e.NextStep = fmt.Sprintf("resume the run at skill %s (step %d)", pos.skill, pos.seq+1)
+		if err := r.appendLedger(e); err != nil {
+			return nil, err
+		}
+		entry = &e
+	}
+	ev := runlog.Event{Type: runlog.Resume, Phase: r.wf.Phases[pos.phase].Name, Skill: pos.skill, From: runlog.FromLedger, LedgerTime: entry.Time}
+	r.event(ev)
+	r.logf("run %s: resuming at step %d (%s, phase %s)", r.id, pos.seq+1, pos.skill, r.wf.Phases[pos.phase].Name)
+	return r.loop(ctx, pos)
+}
+
+// position reconstructs where a run stands from its log.
+func (r *runner) position(events []runlog.Event) (position, error) {
+	pos := position{phase: 0, skill: r.wf.Phases[0].Skill}
+	for _, e := range events {
+		if e.Run != r.id {
+			continue
+		}
+		switch e.Type {
+		case runlog.RunEnd:
+			return pos, fmt.Errorf("run %s already ended: %w", r.id, ErrNoUnfinishedRun)
+		case runlog.StepStart:
+			fmt.Sscan(e.Step, &pos.seq)
+		case runlog.StepEnd:
+			// Note holds where the run goes next: "<phase index> <skill>".
+			var phase int
+			var next string
+			if _, err := fmt.Sscan(e.Note, &phase, &next); err == nil {
+				pos.phase, pos.skill = phase, next
+			}
+		case runlog.Reset:
+			if e.Reason == runlog.ReasonBoundary {
+				if entry, err := ledger.Latest(r.ledgerPath()); err == nil {
+					pos.seed = string(ledger.Render(*entry))
+				}
+			}
+		case runlog.BoundaryEvaluation:
+			if e.Decision == runlog.DecisionContinue {
+				pos.seed = ""
+			}
+		}
+	}
+	// A step that started and did not end is run again from its journal,
+	// with the same number.
+	var lastStart, lastEnd int
+	for _, e := range events {
+		var n int
+		fmt.Sscan(e.Step, &n)
+		if e.Type == runlog.StepStart && n > lastStart {
+			lastStart = n
+		}
+		if e.Type == runlog.StepEnd && n > lastEnd {
+			lastEnd = n
+		}
+	}
+	if lastStart > lastEnd {
+		pos.seq = lastStart - 1
+	}
+	return pos, nil
+}
+
+// loop runs steps from pos until the workflow is done.
+func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
+	for {
+		pos.seq++
+		sr := &stepRun{r: r, seq: pos.seq, phase: pos.phase, skillName: pos.skill, seed: pos.seed}
+		summary, err := sr.run(ctx)
+		if err != nil {
+			r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Status: "failed", Note: err.Error()})
+			return &r.result, fmt.Errorf("step %d (%s): %w", pos.seq, pos.skill, err)
+		}
+		r.result.Summary = summary
+		r.result.Steps++
+		sk, _ := r.lib.Get(pos.skill)
+		next := workflow.ChooseNext(derefOr(sr.env.nextSkillSet, ""), sk)
+		step, err := r.wf.Next(pos.phase, next, r.lib)
+		if err != nil {
+			return &r.result, fmt.Errorf("after step %d (%s): %w", pos.seq, pos.skill, err)
+		}
+		nextSkill := step.Skill
+		if step.Move == workflow.Done {
+			nextSkill = workflow.DoneValue
+		}
+		// Record the step in state.yaml, then in the run log: the log's
+		// step_end is what marks the step complete for a resume.
+		err = state.Update(r.statePath(), func(f *state.File) error {
+			if err := f.SetHandoff(state.HandoffUpdate{NextSkill: &nextSkill}); err != nil {
+				return err
+			}
+			return f.RecordStep(r.wf.Flow, pos.skill, sr.elapsed, state.Usage(sr.usage))
+		})
+		if err != nil {
+			return &r.result, err
+		}
+		r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
+			Status: "ok", Note: fmt.Sprintf("%d %s", step.Phase, nextSkill), Usage: logUsage(sr.usage)})
+		r.logf("step %d %s: done (next: %s)", pos.seq, pos.skill, nextSkill)
+
+		switch step.Move {
+		case workflow.Done:
+			r.event(runlog.Event{Type: runlog.PhaseEnd, Phase: r.wf.Phases[pos.phase].Name})
+			r.event(runlog.Event{Type: runlog.RunEnd, Status: "ok"})
+			if err := r.writeInfo("done"); err != nil {
+				return &r.result, err
+			}
+			return &r.result, nil
+		case workflow.Boundary:
+			seed, err := r.boundary(pos, step, sr)
+			if err != nil {
+				return &r.result, err
+			}
+			pos.seed = seed
+		}
+		pos.phase, pos.skill = step.Phase, step.Skill
+	}
+}
+
+// boundary makes and records the reset evaluation at a phase boundary. The
+// step just finished measured its sessions; the projection adds what the
+// next phase expects. A reset writes a complete ledger entry first and
+// returns it as the seed of the next phase's sessions.
+func (r *runner) boundary(pos position, step workflow.Step, sr *stepRun) (string, error) {
+	from, to := r.wf.Phases[pos.phase], r.wf.Phases[step.Phase]
+	d := sr.session.AtBoundary(to.ExpectTokens)
+	ev := runlog.Event{Type: runlog.BoundaryEvaluation, Phase: from.Name, NextPhase: to.Name,
+		ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold, WindowTokens: d.Window, ContextFraction: d.Fraction,
+		Decision: runlog.DecisionContinue}
+	if d.Reset {
+		ev.Decision = runlog.DecisionReset
+	}
+	r.event(ev)
+	r.event(runlog.Event{Type: runlog.PhaseEnd, Phase: from.Name})
+	seed := ""
+	if d.Reset {
+		entry, err := r.composeEntry(from.Name, to.Name, to.Skill, sr)
+		if err != nil {
+			return "", err
+		}
+		if err := r.appendLedger(entry); err != nil {
+			return "", err
+		}
+		r.event(runlog.Event{Type: runlog.Reset, Phase: from.Name, Reason: runlog.ReasonBoundary, LedgerTime: entry.Time,
+			ContextFraction: d.Fraction, ContextTokens: d.Projected, Mode: "fresh_session"})
+		r.result.Resets++
+		seed = string(ledger.Render(entry))
+		r.logf("boundary %s → %s: projected %d of %d tokens; reset, seeded from the ledger", from.Name, to.Name, d.Projected, d.Threshold)
+	} else {
+		r.logf("boundary %s → %s: projected %d of %d tokens; no reset needed", from.Name, to.Name, d.Projected, d.Threshold)
+	}
+	r.event(runlog.Event{Type: runlog.PhaseStart, Phase: to.Name})
+	return seed, nil
+}
+
+func (r *runner) appendLedger(e ledger.Entry) error {
+	err := ledger.Append(r.ledgerPath(), e)
+	complete := err == nil
+	ev := runlog.Event{Type: runlog.LedgerWritten, Phase: e.Phase, LedgerTime: e.Time, Complete: runlog.Bool(complete)}
+	var inc *ledger.IncompleteError
+	if errors.As(err, &inc) {
+		ev.Missing = inc.Missing
+	}
+	r.event(ev)
+	return err
+}
+
+// composeEntry writes the ledger entry baton can vouch for itself, from
+// state.yaml and the run: decisions with their evidence, completed steps
+// with the run log as evidence, the files the phase wrote. It is complete by
+// construction, which is what a forced reset needs.
+func (r *runner) composeEntry(phase, nextPhase, nextSkill string, sr *stepRun) (ledger.Entry, error) {
+	f, err := state.Load(r.statePath())
+	if err != nil {
+		return ledger.Entry{}, err
+	}
+	h := f.Handoff()
+	e := ledger.Entry{
+		Phase:        phase,
+		Time:         r.cfg.Now().UTC().Truncate(time.Second),
+		CurrentPhase: nextPhase,
+		NextStep:     fmt.Sprintf("run skill %s", nextSkill),
+	}
+	for _, d := range h.Decisions {
+		e.FrozenDecisions = append(e.FrozenDecisions, d.Decision+" ("+d.Evidence+")")
+	}
+	cyc := f.Cycle(r.wf.Flow)
+	for _, s := range cyc.CompletedSteps {
+		e.DoneSoFar = append(e.DoneSoFar, ledger.Item{Text: "completed step " + s, Evidence: filepath.ToSlash(filepath.Join(".baton", "runs", r.id, "events.jsonl"))})
+	}
+	if sr != nil {
+		e.Artifacts = append(e.Artifacts, sr.env.written...)
+	}
+	e.OpenTickets = append(e.OpenTickets, h.OpenDecisions...)
+	if h.Context != "" {
+		e.OpenTickets = append(e.OpenTickets, "context: "+h.Context)
+	}
+	return e, nil
+}
+
+func newID(t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func derefOr(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func logUsage(u llm.Usage) *runlog.Usage {
+	return &runlog.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens),
+		CacheReadTokens: int(u.CacheReadInputTokens), CacheWriteTokens: int(u.CacheCreationInputTokens)}
+}

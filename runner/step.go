@@ -1,0 +1,288 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/baton-dev/baton/budget"
+	"github.com/baton-dev/baton/ledger"
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/runlog"
+	"github.com/baton-dev/baton/workflow"
+)
+
+// stepRun is one skill step: one or more fresh sessions (more when the
+// budget resets mid-step), each starting from the step's context.
+type stepRun struct {
+	r         *runner
+	seq       int
+	phase     int
+	skillName string
+	seed      string // ledger entry the first session starts from
+
+	j       *journal
+	env     *toolEnv
+	session *budget.Session
+	usage   llm.Usage
+	elapsed time.Duration
+}
+
+func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
+	e.Step = fmt.Sprint(s.seq)
+	e.Skill = s.skillName
+	e.Phase = s.r.wf.Phases[s.phase].Name
+	return e
+}
+
+func (s *stepRun) warn(msg string) {
+	s.r.warn(fmt.Sprintf("step %d (%s): %s", s.seq, s.skillName, msg))
+}
+
+// call sends one model request through the step's journal and accounts
+// for it.
+func (s *stepRun) call(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	resp, replayed, err := s.j.call(ctx, s.r.cfg.Model, req)
+	if err != nil {
+		return nil, err
+	}
+	s.addUsage(resp.Usage)
+	s.r.mu.Lock()
+	if replayed {
+		s.r.result.Replayed++
+	}
+	s.r.mu.Unlock()
+	ev := s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), ContextTokens: budget.ContextTokens(resp.Usage)})
+	if replayed {
+		ev.Note = "answered from the step journal"
+	}
+	s.r.event(ev)
+	return resp, nil
+}
+
+func (s *stepRun) addUsage(u llm.Usage) {
+	s.r.mu.Lock()
+	s.usage = s.usage.Add(u)
+	s.r.result.Usage = s.r.result.Usage.Add(u)
+	s.r.mu.Unlock()
+}
+
+// context builds the step's fresh context, or takes the one an earlier
+// attempt of this step recorded.
+func (s *stepRun) context(seed string) (system, user string, tokens int, err error) {
+	sk, ok := s.r.lib.Get(s.skillName)
+	if !ok {
+		return "", "", 0, fmt.Errorf("unknown skill %q", s.skillName)
+	}
+	sc, err := workflow.StepContext(s.r.ws, sk, s.r.wf.Capsule, s.r.wf.State, seed)
+	if err != nil {
+		return "", "", 0, err
+	}
+	for _, m := range sc.Missing() {
+		s.warn(fmt.Sprintf("declared file %s not included: %s", m.Path, m.Problem))
+	}
+	return sc.System, sc.User, sc.Tokens, nil
+}
+
+func (s *stepRun) run(ctx context.Context) (string, error) {
+	start := s.r.cfg.Now()
+	defer func() { s.elapsed = s.r.cfg.Now().Sub(start) }()
+	var err error
+	s.j, err = openJournal(filepath.Join(s.r.dir, "steps", fmt.Sprintf("%03d-%s.jsonl", s.seq, s.skillName)))
+	if err != nil {
+		return "", err
+	}
+	defer s.j.close()
+	s.env = &toolEnv{ws: s.r.ws, statePath: s.r.statePath(), skill: s.skillName, subagents: s.runSubagents}
+
+	system, user, ctxTokens, err := s.context(s.seed)
+	if err != nil {
+		return "", err
+	}
+	first, err := s.j.recordStart(journalStart{System: system, User: user, Seed: s.seed, Hash: hashText(system, user)})
+	if err != nil {
+		return "", err
+	}
+	system, user = first.System, first.User
+	ev := s.stepEvent(runlog.Event{Type: runlog.StepStart, InputHash: first.Hash, ContextTokens: ctxTokens})
+	if s.seed != "" {
+		ev.From = runlog.FromLedger
+	}
+	s.r.event(ev)
+	s.r.logf("step %d %s: fresh context of %d tokens", s.seq, s.skillName, ctxTokens)
+
+	s.session = s.r.budget.NewSession()
+	req := &llm.Request{
+		Model:     s.r.cfg.ModelName,
+		System:    system,
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: user}},
+		Tools:     stepTools(),
+		MaxTokens: s.r.cfg.MaxTokens,
+	}
+	for turn := 0; turn < s.r.cfg.MaxTurns; turn++ {
+		resp, err := s.call(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		s.session.Observe(resp.Usage)
+		if !resp.WantsTools() {
+			// The agent answered without finishing explicitly: its text is
+			// the step's summary.
+			return resp.Text, nil
+		}
+		var results []llm.ToolResult
+		var finished bool
+		var summary string
+		for _, c := range resp.ToolCalls {
+			out := s.env.run(ctx, c)
+			results = append(results, out.result)
+			if out.finished {
+				finished, summary = true, out.summary
+			}
+		}
+		req.Messages = llm.AppendToolRound(req.Messages, resp, results...)
+		if finished {
+			return summary, nil
+		}
+		// A safe point: between tool rounds. What the next turn adds is
+		// at least the results just produced.
+		added := 0
+		for _, res := range results {
+			added += s.r.counter.Count(res.Content)
+		}
+		if d := s.session.MidPhase(added); d.Reset {
+			newReq, err := s.budgetReset(ctx, req, d)
+			if err != nil {
+				return "", err
+			}
+			if newReq != nil {
+				req = newReq
+			}
+		}
+	}
+	return "", fmt.Errorf("no finish after %d tool rounds (raise --max-turns if the step needs more)", s.r.cfg.MaxTurns)
+}
+
+// budgetReset handles a threshold crossed mid-phase: it asks the session
+// for a complete ledger entry, writes it, and returns the request of a fresh
+// session seeded from it. An incomplete entry is a miss: the session goes on
+// (nil request) and tries again at the next safe point; the second miss in a
+// row forces the reset with the entry baton composes itself.
+func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.Decision) (*llm.Request, error) {
+	phase := s.r.wf.Phases[s.phase].Name
+	s.r.event(s.stepEvent(runlog.Event{Type: runlog.ThresholdCrossed, ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold,
+		WindowTokens: d.Window, ContextFraction: d.Fraction}))
+	rec, replayed := s.j.recordedReset()
+	reason := runlog.ReasonThreshold
+	if replayed {
+		s.addUsage(rec.Usage)
+	} else {
+		entry, usage, err := s.askLedger(ctx, req, phase)
+		rec.Usage = usage
+		if err != nil {
+			if !errors.Is(err, ledger.ErrIncomplete) && !errors.Is(err, llm.ErrBadToolInput) {
+				return nil, err
+			}
+			force := s.session.Miss()
+			s.r.event(s.stepEvent(runlog.Event{Type: runlog.MissNote, Misses: s.session.Misses(), Note: "no complete ledger entry at the safe point: " + err.Error()}))
+			s.warn(fmt.Sprintf("context budget reached but the ledger entry was incomplete (%v)", err))
+			if !force {
+				return nil, nil
+			}
+			reason = runlog.ReasonForcedAfterMisses
+			composed, cerr := s.r.composeEntry(phase, phase, s.skillName, s)
+			if cerr != nil {
+				return nil, cerr
+			}
+			composed.NextStep = fmt.Sprintf("continue skill %s where the previous session stopped", s.skillName)
+			entry = composed
+		}
+		// The Iron Law: the entry is on disk before the session is
+		// replaced.
+		if err := s.r.appendLedger(entry); err != nil {
+			return nil, err
+		}
+		rec.Ledger = string(ledger.Render(entry))
+		// The fresh session: the step's context rebuilt from the
+		// workspace as it is now, plus the ledger entry. Never the
+		// transcript.
+		system, user, _, err := s.context(rec.Ledger)
+		if err != nil {
+			return nil, err
+		}
+		rec.System, rec.User = system, user
+		if err := s.j.recordReset(rec); err != nil {
+			return nil, err
+		}
+	}
+	rendered := rec.Ledger
+	lt := time.Time{}
+	if es, _, err := ledger.Parse([]byte(rendered), s.r.wf.Ledger); err == nil && len(es) > 0 {
+		lt = es[0].Time
+	}
+	s.r.event(s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
+		ContextTokens: d.Projected, Mode: "fresh_session"}))
+	s.r.mu.Lock()
+	s.r.result.Resets++
+	s.r.mu.Unlock()
+	s.r.logf("step %d %s: context budget reached (%d of %d tokens); reset to a fresh session seeded from the ledger", s.seq, s.skillName, d.Projected, d.Threshold)
+
+	s.session = s.r.budget.NewSession()
+	return &llm.Request{
+		Model:     req.Model,
+		System:    rec.System,
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: rec.User}},
+		Tools:     req.Tools,
+		MaxTokens: req.MaxTokens,
+	}, nil
+}
+
+// askLedger asks the session to write its ledger entry through the
+// write_ledger tool. The exchange is a side request: it is not appended to
+// the conversation, which either ends here (reset) or goes on unchanged
+// (miss).
+func (s *stepRun) askLedger(ctx context.Context, req *llm.Request, phase string) (ledger.Entry, llm.Usage, error) {
+	side := *req
+	side.Messages = append(append([]llm.Message{}, req.Messages...), llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
+		"The context budget of this session is reached. Before the session is replaced by a fresh one, call write_ledger with a complete entry: frozen decisions, what is done so far (each with an evidence pointer), artifacts, the current phase (%s), the next concrete step, and open tickets. The fresh session will start from this entry, the capsule and state.yaml only.", phase)})
+	side.Tools = append(append([]llm.Tool{}, req.Tools...), ledgerTool())
+	side.ToolChoice = llm.ToolNamed(toolWriteLedger)
+	resp, err := s.call(ctx, &side)
+	if err != nil {
+		return ledger.Entry{}, llm.Usage{}, err
+	}
+	for _, c := range resp.ToolCalls {
+		if c.Name != toolWriteLedger {
+			continue
+		}
+		in, err := decodeLedger(c)
+		if err != nil {
+			return ledger.Entry{}, resp.Usage, err
+		}
+		e := ledger.Entry{
+			Phase:           phase,
+			Time:            s.r.cfg.Now().UTC().Truncate(time.Second),
+			FrozenDecisions: in.FrozenDecisions,
+			Artifacts:       in.Artifacts,
+			CurrentPhase:    in.CurrentPhase,
+			NextStep:        in.NextStep,
+			OpenTickets:     in.OpenTickets,
+		}
+		for _, d := range in.DoneSoFar {
+			e.DoneSoFar = append(e.DoneSoFar, ledger.Item{Text: d.Text, Evidence: d.Evidence})
+		}
+		if err := e.Validate(); err != nil {
+			return ledger.Entry{}, resp.Usage, err
+		}
+		return e, resp.Usage, nil
+	}
+	return ledger.Entry{}, resp.Usage, fmt.Errorf("%w: the session did not call write_ledger", ledger.ErrIncomplete)
+}
+
+func hashText(parts ...string) string {
+	h, _ := requestHash(&llm.Request{System: strings.Join(parts, "\x00")})
+	return h
+}
