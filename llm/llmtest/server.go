@@ -4,6 +4,12 @@
 // own interfaces. Each test scripts the answers with rules, and the server
 // records every request it received and the usage it reported, so accounting
 // can be checked against what a provider would have billed.
+//
+// Native tool calling is spoken too: tool definitions, assistant tool calls
+// and tool results are parsed from both protocols into llm's terms
+// (RecordedRequest.Tools, Message.ToolCalls, Message.ToolResults), checked
+// with the pairing rules the services enforce, and a Reply with ToolCalls is
+// answered as tool_use blocks or tool_calls, in JSON and in streams.
 package llmtest
 
 import (
