@@ -40,7 +40,10 @@ func EstimateTokens(req *Request) int {
 	c := tokens.ForModel(req.Model)
 	n := c.Count(req.System)
 	for _, m := range req.Messages {
-		n += c.Count(m.Content)
+		n += c.Count(m.PromptText())
+	}
+	for _, t := range req.Tools {
+		n += c.Count(t.PromptText())
 	}
 	return n + max(req.MaxTokens, 0)
 }

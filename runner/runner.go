@@ -139,7 +139,28 @@ func newRunner(cfg Config) (*runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", wf.Path, err)
 	}
-	return &runner{cfg: cfg, wf: wf, lib: lib, ws: ws, budget: b, counter: tokens.ForModel(cfg.ModelName)}, nil
+	r := &runner{cfg: cfg, wf: wf, lib: lib, ws: ws, budget: b, counter: tokens.ForModel(cfg.ModelName)}
+	if err := r.preflight(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// preflight reads state.yaml and the ledger before anything runs: a file
+// baton cannot read safely stops the run with one line, before a model is
+// paid and before anything is written.
+func (r *runner) preflight() error {
+	if _, err := state.Load(r.statePath()); err != nil {
+		return err
+	}
+	_, problems, err := ledger.Read(r.ledgerPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("ledger %s (fix it by hand; baton never rewrites a ledger)", problems[0])
+	}
+	return nil
 }
 
 func (r *runner) infoPath() string { return filepath.Join(r.ws.Root(), ".baton", "current.json") }
