@@ -14,8 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -424,7 +422,7 @@ func (m *Model) wrap(ctx context.Context, err error, raw *http.Response) error {
 		return pe
 	}
 	var de *decodeError
-	if raw != nil && raw.StatusCode == http.StatusOK && !isTransport(err) || errors.As(err, &de) {
+	if raw != nil && raw.StatusCode == http.StatusOK && !llm.IsTransportError(err) || errors.As(err, &de) {
 		status := http.StatusOK
 		if raw != nil {
 			status = raw.StatusCode
@@ -436,36 +434,6 @@ func (m *Model) wrap(ctx context.Context, err error, raw *http.Response) error {
 	return &llm.ProviderError{Provider: ProviderName, Message: m.redact(err.Error()), Err: m.redactErr(err)}
 }
 
-// isTransport reports whether err is the connection failing rather than the
-// body being malformed: a stream cut short is worth retrying, a 200 with
-// HTML is not.
-func isTransport(err error) bool {
-	var ne net.Error
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se), errors.As(err, &te):
-		return false
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.As(err, &ne):
-		return true
-	}
-	return false
-}
+func (m *Model) redact(s string) string { return llm.Redact(s, m.cfg.APIKey) }
 
-func (m *Model) redact(s string) string {
-	if m.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, m.cfg.APIKey, "[redacted]")
-}
-
-// redactErr returns err, or when its text holds the API key (a provider
-// echoing the key back in an error body), a plain error with the key masked.
-// The SDK error is dropped from the chain in that case on purpose: anything
-// that unwrapped it could print the key.
-func (m *Model) redactErr(err error) error {
-	if m.cfg.APIKey == "" || !strings.Contains(err.Error(), m.cfg.APIKey) {
-		return err
-	}
-	return errors.New(m.redact(err.Error()))
-}
+func (m *Model) redactErr(err error) error { return llm.RedactError(err, m.cfg.APIKey) }
