@@ -22,6 +22,9 @@ import (
 // TestMain lets the test binary play a baton run in a child process, so a
 // test can kill it with SIGKILL at a chosen moment.
 func TestMain(m *testing.M) {
+	if code, ok := agentTestMain(); ok {
+		os.Exit(code)
+	}
 	if dir := os.Getenv("BATON_TEST_CHILD_DIR"); dir != "" {
 		wf := loadOrDie(filepath.Join(dir, "baton.yaml"))
 		model, err := openai.New(openai.Config{APIKey: "k", BaseURL: os.Getenv("BATON_TEST_CHILD_URL"), Model: "gpt-test"})

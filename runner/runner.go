@@ -61,6 +61,12 @@ type Config struct {
 	// Log receives one line per notable event (steps, resets, warnings).
 	Log io.Writer
 	Now func() time.Time
+	// AgentCmd, when set, runs every skill step as a fresh `sh -c AgentCmd`
+	// process instead of the built-in loop; Model may then be nil. See
+	// agentcmd.go for what the process reads and must write.
+	AgentCmd string
+	// AgentTimeout bounds one agent process (default DefaultAgentTimeout).
+	AgentTimeout time.Duration
 }
 
 // Result is what a finished run reports.

@@ -114,6 +114,9 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	s.r.event(ev)
 	s.r.logf("step %d %s: fresh context of %d tokens", s.seq, s.skillName, ctxTokens)
 
+	if s.r.cfg.AgentCmd != "" {
+		return s.runAgentCmd(ctx, system, user)
+	}
 	s.session = s.r.budget.NewSession()
 	req := &llm.Request{
 		Model:     s.r.cfg.ModelName,
