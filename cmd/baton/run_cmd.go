@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,9 @@ type runFlags struct {
 	fresh       bool
 	maxTurns    int
 	concurrency int
+	// agentCmd runs each step as a process of an external agent.
+	agentCmd     string
+	agentTimeout time.Duration
 }
 
 func (f *runFlags) register(cmd *cobra.Command, withDryRun bool) {
@@ -33,6 +37,8 @@ func (f *runFlags) register(cmd *cobra.Command, withDryRun bool) {
 	f.models.register(fl)
 	fl.IntVar(&f.maxTurns, "max-turns", runner.DefaultMaxTurns, "most tool rounds one step may take")
 	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultSubagentConcurrency, "sub-agents in flight at once")
+	fl.StringVar(&f.agentCmd, "agent-cmd", "", "run each skill step as a fresh process of a command-line agent, `CMD` run with sh -c (input on stdin, handoff fields from a fenced handoff block in its output); no provider is needed")
+	fl.DurationVar(&f.agentTimeout, "agent-timeout", runner.DefaultAgentTimeout, "longest one --agent-cmd process may run")
 	if withDryRun {
 		fl.BoolVar(&f.dryRun, "dry-run", false, "print the steps and each fresh context's size against the budget; call no model")
 		fl.BoolVar(&f.fresh, "fresh", false, "start a new run even if an unfinished one exists")
@@ -52,7 +58,16 @@ between tool rounds; a complete ledger entry is written before any reset.
 
 If the workspace has an unfinished run, run resumes it (as baton resume
 does) unless --fresh is given. The run log is .baton/runs/<id>/events.jsonl;
-check it with baton ledger lint --run <id>.`,
+check it with baton ledger lint --run <id>.
+
+With --agent-cmd 'CMD …' each skill step runs instead as a fresh process of
+any command-line agent, started with sh -c in the workspace: its stdin holds
+the step's SKILL.md body, a line "` + runner.AgentInputSeparator + `", the
+step's input, and how to end the step; its stdout is read back, and the
+handoff fields (next_skill, open_decisions, required_reading, context,
+decisions, summary) come from a fenced ` + "```handoff" + ` YAML block in it.
+No provider is needed; the agent's token usage is unknown to baton and
+counted as zero.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWorkflow(cmd, f, false) },
 	}
@@ -91,13 +106,19 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	if f.maxTurns < 1 || f.concurrency < 1 {
 		return usageErrorf("--max-turns and --concurrency must be at least 1")
 	}
-	model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
-	if err != nil {
-		return err
+	if f.agentTimeout <= 0 {
+		return usageErrorf("--agent-timeout must be positive")
 	}
 	cfg := runner.Config{
-		Workflow: wf, Model: model, ModelName: sel.Model, Provider: sel.Provider,
+		Workflow: wf, ModelName: f.models.model, AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
 		MaxTurns: f.maxTurns, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
+	}
+	if f.agentCmd == "" { // an external agent brings its own model
+		model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
+		if err != nil {
+			return err
+		}
+		cfg.Model, cfg.ModelName, cfg.Provider = model, sel.Model, sel.Provider
 	}
 	_, unfinished := runner.Unfinished(wf)
 	var res *runner.Result
