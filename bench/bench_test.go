@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/baton-dev/baton/slice"
+	"github.com/baton-dev/baton/tokens"
+)
+
+func TestCorpus(t *testing.T) {
+	tasks, err := LoadCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) < 10 {
+		t.Fatalf("%d documents, want at least 10", len(tasks))
+	}
+	sources, err := os.ReadFile("testdata/corpus/SOURCES.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tokens.ForModel(ModelName)
+	for _, task := range tasks {
+		if n := c.Count(task.Text); n < 5000 || n > 200000 {
+			t.Errorf("%s: %d tokens, want 5k to 200k", task.ID, n)
+		}
+		if n := len(task.Parsed.Subtasks); n < 3 || n > 6 {
+			t.Errorf("%s: %d subtasks, want 3 to 6", task.ID, n)
+		}
+		if !strings.Contains(string(sources), "| "+task.File+" |") {
+			t.Errorf("%s: SOURCES.md does not name %s", task.ID, task.File)
+		}
+	}
+}
+
+func TestSeedSpans(t *testing.T) {
+	d := slice.Parse([]byte("# Top\n\n## Retries\nr\n### Detail\nd\n## `Code` Title\nc\n## Other\no\n"))
+	tests := []struct {
+		ptr      string
+		want     [][2]int
+		fallback bool
+	}{
+		{"retries", [][2]int{{3, 6}}, false},
+		{"  RETRIES ", [][2]int{{3, 6}}, false},
+		{"## Retries", nil, true}, // the seed compares text, markers and all
+		{"Code Title", nil, true}, // markup is part of the seed's header text
+		{"`code` title", [][2]int{{7, 8}}, false},
+		{"Retries:", nil, true},
+		{"Top > Retries", nil, true},
+	}
+	for _, tt := range tests {
+		got, fb := SeedSpans(d, []string{tt.ptr})
+		if fb != tt.fallback || len(got) != len(tt.want) || (len(got) > 0 && got[0] != tt.want[0]) {
+			t.Errorf("SeedSpans(%q) = %v, %v; want %v, %v", tt.ptr, got, fb, tt.want, tt.fallback)
+		}
+	}
+}
+
+func TestOneTypo(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"Retries", "Retires", true},
+		{"Flag Groups", "Flag Gropus", true},
+		{"A to B", "", false},
+		{"Tools", "Tolos", true},
+	}
+	for _, tt := range tests {
+		got, ok := oneTypo(tt.in)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("oneTypo(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestEfficiencyOrdering runs one small corpus task through all three
+// variants and checks the relations every run must keep, not timings.
+func TestEfficiencyOrdering(t *testing.T) {
+	tasks, err := LoadCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var small *Task
+	for _, task := range tasks {
+		if task.ID == "otel-go-contributing" {
+			small = task
+		}
+	}
+	es, err := RunEfficiency(context.Background(), []*Task{small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := es[0]
+	if !(e.Lower <= e.Baton && e.Baton <= e.Seed && e.Seed <= e.Naive) {
+		t.Errorf("want lower ≤ baton ≤ seed ≤ naive, got %d, %d, %d, %d", e.Lower, e.Baton, e.Seed, e.Naive)
+	}
+	if e.BatonFallbacks != 0 {
+		t.Errorf("baton fell back %d times", e.BatonFallbacks)
+	}
+	for _, v := range []string{VariantBaton, VariantSeed, VariantLower} {
+		rec := e.Records[v]
+		if got, want := rec.Usage.Total.PromptTokens(), int64(rec.Accounting.OrchestratedInputTokens); got != want {
+			t.Errorf("%s: the fake reported %d input tokens, the accounting counted %d", v, got, want)
+		}
+	}
+	s := EfficiencySection(es)
+	var b strings.Builder
+	s.Markdown(&b)
+	if !strings.Contains(b.String(), "otel-go-contributing") {
+		t.Errorf("the table does not name the task:\n%s", b.String())
+	}
+	c := CostSection(es)
+	if len(c.Tables) != 1 || len(c.Tables[0].Rows) != 2 {
+		t.Errorf("cost table: %+v", c.Tables)
+	}
+}
+
+func TestPointerVariants(t *testing.T) {
+	h := citedHeading{h: slice.Heading{Title: "3. Retry Policy", Path: []string{"Guide"}}, ord: 3}
+	got := map[string]string{}
+	for _, v := range pointerVariants(h) {
+		got[v.kind] = v.ptr
+	}
+	want := map[string]string{
+		"exact": "3. Retry Policy", "other case": "3. retry policy", "numbering added/removed": "Retry Policy",
+		"emphasis": "**3. Retry Policy**", "code span": "`3. Retry Policy`", "trailing colon": "3. Retry Policy:",
+		"parent path": "Guide > 3. Retry Policy", "one typo": "3. Retry Polciy",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: got %q, want %q", k, got[k], w)
+		}
+	}
+}

@@ -1,0 +1,375 @@
+package bench
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/baton-dev/baton/slice"
+	"github.com/baton-dev/baton/tokens"
+)
+
+// Pointer variant kinds, as models write a heading they cite.
+var pointerKinds = []string{"exact", "other case", "numbering added/removed", "emphasis", "code span", "trailing colon", "parent path", "one typo", "names nothing"}
+
+// headingsPerDoc bounds how many headings of each document are cited.
+const headingsPerDoc = 16
+
+// nothingPointers name no section of any corpus document.
+var nothingPointers = []string{
+	"Pricing and Billing",
+	"Appendix Z: Glossary of Terms",
+	"Quarterly Revenue Forecast",
+	"Disaster Recovery Drill Results",
+}
+
+// PointerOutcome counts what one matcher made of one kind of pointer.
+type PointerOutcome struct {
+	N, Recall, Wrong, Fallback int
+	SliceTokens, IntendedTok   int
+}
+
+// PointerResult is the outcome per document, kind and matcher.
+type PointerResult struct {
+	Docs []string
+	// ByKind[kind][matcher], matcher "baton" or "seed".
+	ByKind map[string]map[string]*PointerOutcome
+	// ByDoc[doc][matcher] over every kind but "names nothing".
+	ByDoc map[string]map[string]*PointerOutcome
+	// WrongExamples lists baton's wrong matches, for the report.
+	WrongExamples []string
+	// FallbackExamples lists the pointers to a real section that baton
+	// matched to nothing.
+	FallbackExamples []string
+}
+
+type citedHeading struct {
+	h      slice.Heading
+	ord    int // position among its siblings, 1-based
+	tokens int
+}
+
+// RunPointers cites headings of every corpus document in each variant and
+// runs baton's assembler and the seed's rule on each pointer alone.
+func RunPointers(tasks []*Task) PointerResult {
+	c := tokens.ForModel(ModelName)
+	res := PointerResult{ByKind: map[string]map[string]*PointerOutcome{}, ByDoc: map[string]map[string]*PointerOutcome{}}
+	for _, k := range pointerKinds {
+		res.ByKind[k] = map[string]*PointerOutcome{"baton": {}, "seed": {}}
+	}
+	for _, t := range tasks {
+		res.Docs = append(res.Docs, t.ID)
+		res.ByDoc[t.ID] = map[string]*PointerOutcome{"baton": {}, "seed": {}}
+		docTokens := c.Count(t.Text)
+		for _, ch := range citedHeadings(t) {
+			ch.tokens = c.Count(sectionText(t.Doc, ch.h.Line, ch.h.EndLine))
+			for _, v := range pointerVariants(ch) {
+				for _, m := range []string{"baton", "seed"} {
+					o := pointerOutcome(t, c, docTokens, m, v.ptr, &ch.h, ch.tokens)
+					res.ByKind[v.kind][m].add(o)
+					res.ByDoc[t.ID][m].add(o)
+					if m == "baton" && o.Wrong > 0 {
+						res.WrongExamples = append(res.WrongExamples, fmt.Sprintf("%s: %q (%s)", t.ID, v.ptr, v.kind))
+					}
+					if m == "baton" && o.Fallback > 0 {
+						res.FallbackExamples = append(res.FallbackExamples, fmt.Sprintf("%q for %q (%s)", v.ptr, ch.h.Title, v.kind))
+					}
+				}
+			}
+		}
+		for _, p := range nothingPointers {
+			if namesAHeading(t.Doc, p) {
+				continue
+			}
+			for _, m := range []string{"baton", "seed"} {
+				o := pointerOutcome(t, c, docTokens, m, p, nil, 0)
+				res.ByKind["names nothing"][m].add(o)
+				if m == "baton" && o.Wrong > 0 {
+					res.WrongExamples = append(res.WrongExamples, fmt.Sprintf("%s: %q (names nothing)", t.ID, p))
+				}
+			}
+		}
+	}
+	return res
+}
+
+func (o *PointerOutcome) add(p PointerOutcome) {
+	o.N += p.N
+	o.Recall += p.Recall
+	o.Wrong += p.Wrong
+	o.Fallback += p.Fallback
+	o.SliceTokens += p.SliceTokens
+	o.IntendedTok += p.IntendedTok
+}
+
+// pointerOutcome runs one matcher on one pointer. want is nil for a pointer
+// that names nothing; then any match is wrong.
+func pointerOutcome(t *Task, c *tokens.Counter, docTokens int, matcher, ptr string, want *slice.Heading, wantTokens int) PointerOutcome {
+	o := PointerOutcome{N: 1, IntendedTok: wantTokens}
+	var spans [][2]int
+	var text string
+	fallback := false
+	if matcher == "baton" {
+		r := t.Doc.Extract(slice.Pointers{Sections: []string{ptr}})
+		fallback = r.Fallback
+		for _, m := range r.Matched {
+			spans = append(spans, [2]int{m.StartLine, m.EndLine})
+		}
+		text = r.Text
+	} else {
+		spans, fallback = SeedSpans(t.Doc, []string{ptr})
+		if !fallback {
+			var b strings.Builder
+			for _, s := range mergeSpans(spans) {
+				b.WriteString(sectionText(t.Doc, s[0], s[1]))
+			}
+			text = b.String()
+		}
+	}
+	if fallback {
+		o.Fallback = 1
+		o.SliceTokens = docTokens
+		if want != nil {
+			o.Recall = 1 // the whole document holds the section
+		}
+		return o
+	}
+	o.SliceTokens = c.Count(text)
+	if want == nil {
+		o.Wrong = 1
+		return o
+	}
+	for _, s := range spans {
+		if s[0] <= want.Line && s[1] >= want.EndLine {
+			o.Recall = 1
+			return o
+		}
+	}
+	o.Wrong = 1
+	return o
+}
+
+// citedHeadings picks the headings a planner would cite: first the corpus
+// task's intended sections, then headings spread over the document whose
+// title is unique in it (a duplicate title would be cited with its path).
+func citedHeadings(t *Task) []citedHeading {
+	outline := t.Doc.Outline()
+	count := map[string]int{}
+	for _, h := range outline {
+		count[strings.ToLower(h.Title)]++
+	}
+	ords := make([]int, len(outline))
+	sib := map[string]int{}
+	for i, h := range outline {
+		key := strings.Join(h.Path, "\x00")
+		sib[key]++
+		ords[i] = sib[key]
+	}
+	var out []citedHeading
+	seen := map[int]bool{}
+	addIdx := func(i int) {
+		if seen[i] || len(out) >= headingsPerDoc {
+			return
+		}
+		seen[i] = true
+		out = append(out, citedHeading{h: outline[i], ord: ords[i]})
+	}
+	for _, secs := range t.Intended {
+		for _, s := range secs {
+			h, err := FindHeading(t.Doc, s)
+			if err != nil {
+				continue
+			}
+			for i := range outline {
+				if outline[i].Line == h.Line && count[strings.ToLower(h.Title)] == 1 {
+					addIdx(i)
+				}
+			}
+		}
+	}
+	var unique []int
+	for i, h := range outline {
+		if count[strings.ToLower(h.Title)] == 1 {
+			unique = append(unique, i)
+		}
+	}
+	if n := len(unique); n > 0 {
+		step := max(n/headingsPerDoc, 1)
+		for j := 0; j < n; j += step {
+			addIdx(unique[j])
+		}
+	}
+	return out
+}
+
+type pointerVariant struct{ kind, ptr string }
+
+var leadingNumber = regexp.MustCompile(`^(?:\d+(?:\.\d+)*\.?|[A-Z]\.|[IVX]+\.)\s+`)
+
+func pointerVariants(ch citedHeading) []pointerVariant {
+	t := ch.h.Title
+	vs := []pointerVariant{{"exact", t}}
+	other := strings.ToLower(t)
+	if other == t {
+		other = strings.ToUpper(t)
+	}
+	vs = append(vs, pointerVariant{"other case", other})
+	if loc := leadingNumber.FindStringIndex(t); loc != nil && hasWord(t[loc[1]:]) {
+		vs = append(vs, pointerVariant{"numbering added/removed", t[loc[1]:]})
+	} else if loc == nil {
+		vs = append(vs, pointerVariant{"numbering added/removed", fmt.Sprintf("%d. %s", ch.ord, t)})
+	}
+	vs = append(vs,
+		pointerVariant{"emphasis", "**" + t + "**"},
+		pointerVariant{"code span", "`" + t + "`"},
+		pointerVariant{"trailing colon", t + ":"},
+	)
+	if n := len(ch.h.Path); n > 0 {
+		vs = append(vs, pointerVariant{"parent path", ch.h.Path[n-1] + " > " + t})
+	}
+	if typo, ok := oneTypo(t); ok {
+		vs = append(vs, pointerVariant{"one typo", typo})
+	}
+	return vs
+}
+
+// oneTypo swaps two neighbouring letters in the middle of the title's
+// longest word, the commonest slip; titles without a word of four letters
+// get none.
+func oneTypo(t string) (string, bool) {
+	rs := []rune(t)
+	bestStart, bestLen := -1, 0
+	for i := 0; i < len(rs); {
+		if !unicode.IsLetter(rs[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rs) && unicode.IsLetter(rs[j]) {
+			j++
+		}
+		if j-i > bestLen {
+			bestStart, bestLen = i, j-i
+		}
+		i = j
+	}
+	if bestLen < 4 {
+		return "", false
+	}
+	k := bestStart + bestLen/2
+	for k+1 < bestStart+bestLen && rs[k] == rs[k+1] {
+		k++
+	}
+	if k+1 >= bestStart+bestLen || rs[k] == rs[k+1] {
+		return "", false
+	}
+	rs[k], rs[k+1] = rs[k+1], rs[k]
+	return string(rs), true
+}
+
+// hasWord reports whether s holds a word of three letters or more: what is
+// left of "2.6.0 (2026-10-23)" without its number is not a title a model
+// would cite, since the number is the heading's name, not its enumeration.
+func hasWord(s string) bool {
+	n := 0
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			n++
+			if n >= 3 {
+				return true
+			}
+		} else {
+			n = 0
+		}
+	}
+	return false
+}
+
+func namesAHeading(d *slice.Document, p string) bool {
+	for _, h := range d.Outline() {
+		if strings.EqualFold(h.Title, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// PointerSection renders the pointer robustness benchmark.
+func PointerSection(r PointerResult) Section {
+	kinds := Table{
+		Title:  "By kind of pointer (all documents)",
+		Header: []string{"pointer", "n", "baton recall", "baton wrong", "baton fallbacks", "baton slice/intended", "seed recall", "seed wrong", "seed fallbacks", "seed slice/intended"},
+	}
+	var tb, ts PointerOutcome
+	for _, k := range pointerKinds {
+		b, s := r.ByKind[k]["baton"], r.ByKind[k]["seed"]
+		tb.add(*b)
+		ts.add(*s)
+		kinds.Rows = append(kinds.Rows, pointerRow(k, b, s))
+	}
+	kinds.Rows = append(kinds.Rows, pointerRow("**all**", &tb, &ts))
+	kinds.Notes = []string{"*recall*: the slice holds the intended section (a fallback to the whole document counts, and is also counted under fallbacks). " +
+		"*wrong*: a section was cut that does not hold the intended one (for pointers that name nothing: any cut at all). " +
+		"*slice/intended*: tokens handed over / tokens of the intended section; a fallback hands over the whole document. " +
+		"For \"names nothing\" rows there is no intended section, so recall and the ratio do not apply and the right outcome is a fallback."}
+	docs := Table{
+		Title:  "By document (every kind except \"names nothing\")",
+		Header: []string{"document", "pointers", "baton recall", "baton wrong", "baton fallbacks", "seed recall", "seed wrong", "seed fallbacks"},
+	}
+	for _, d := range r.Docs {
+		b, s := r.ByDoc[d]["baton"], r.ByDoc[d]["seed"]
+		docs.Rows = append(docs.Rows, []string{d, itoa(b.N), pct(b.Recall, b.N), itoa(b.Wrong), itoa(b.Fallback), pct(s.Recall, s.N), itoa(s.Wrong), itoa(s.Fallback)})
+	}
+	// Recall without fallbacks is the share of pointers that found their
+	// section by matching.
+	var pos PointerOutcome
+	for _, k := range pointerKinds {
+		if k != "names nothing" {
+			pos.add(*r.ByKind[k]["baton"])
+		}
+	}
+	wrong := tb.Wrong
+	var notes []string
+	if len(r.FallbackExamples) > 0 {
+		notes = append(notes, fmt.Sprintf("baton fell back to the whole document for %d pointers to a real section: %s. A fallback is safe (the slice holds the section) but costs the whole context.",
+			len(r.FallbackExamples), strings.Join(firstN(r.FallbackExamples, 12), "; ")))
+	}
+	s := Section{
+		Title: "2. Pointer robustness",
+		Intro: fmt.Sprintf("Up to %d headings per corpus document (the tasks' intended sections first, then headings with a unique title spread over the document) are cited "+
+			"in each way models write them, and each pointer is cut alone by baton's assembler (`slice`) and by the seed's rule. "+
+			"Pointers that name nothing (%s) are cited in every document where no heading has that title.", headingsPerDoc, quoteList(nothingPointers)),
+		Tables: []Table{kinds, docs},
+		Notes:  notes,
+		Targets: []Target{
+			{Name: "baton recall", Want: "100%", Got: pct(pos.Recall, pos.N), Met: pos.Recall == pos.N,
+				Why: "see the rows below 100%"},
+			{Name: "baton matched by matching, not by fallback", Want: "(reported)", Got: pct(pos.Recall-pos.Fallback, pos.N), Met: true},
+			{Name: "baton wrong matches", Want: "0", Got: itoa(wrong), Met: wrong == 0,
+				Why: "baton cut a section that does not hold the intended one: " + strings.Join(firstN(r.WrongExamples, 8), "; ")},
+		},
+	}
+	return s
+}
+
+func pointerRow(name string, b, s *PointerOutcome) []string {
+	return []string{name, itoa(b.N),
+		pct(b.Recall, b.N), itoa(b.Wrong), itoa(b.Fallback), ratio(b.SliceTokens, b.IntendedTok),
+		pct(s.Recall, s.N), itoa(s.Wrong), itoa(s.Fallback), ratio(s.SliceTokens, s.IntendedTok)}
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+func firstN(ss []string, n int) []string {
+	if len(ss) > n {
+		return append(ss[:n:n], fmt.Sprintf("and %d more", len(ss)-n))
+	}
+	return ss
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/bench"
+)
+
+func init() { register(newBenchCmd) }
+
+func newBenchCmd() *cobra.Command {
+	var (
+		quick bool
+		out   string
+		only  []string
+		docs  int
+	)
+	cmd := &cobra.Command{
+		Use:   "bench [--quick] [--out FILE] [--only NAME]...",
+		Short: "Measure baton against the naive baseline on this machine and write BENCHMARKS.md",
+		Long: `bench runs baton's benchmarks against the wire-level fake provider on this
+machine: token efficiency over a corpus of real documents (against the naive
+baseline, the seed's assembler rule and the lower bound), pointer robustness,
+fan-out under latency and a tokens-per-minute limit, baton's own overhead, and
+cost. It prints a table per benchmark and writes the same report to --out
+(BENCHMARKS.md; "-" writes nothing). No API key or network is needed.
+
+--quick shrinks the fan-out and overhead runs and skips the minute-long
+tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.Names, ", ") + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, n := range only {
+				if !contains(bench.Names, n) {
+					return usageErrorf("--only %q: want one of %s", n, strings.Join(bench.Names, ", "))
+				}
+			}
+			line := []string{"go run ./cmd/baton bench"}
+			if quick {
+				line = append(line, "--quick")
+			}
+			for _, n := range only {
+				line = append(line, "--only "+n)
+			}
+			if docs > 0 {
+				line = append(line, fmt.Sprintf("--max-docs %d", docs))
+			}
+			if out != "BENCHMARKS.md" {
+				line = append(line, "--out "+out)
+			}
+			rep, err := bench.Run(cmd.Context(), bench.Options{
+				Quick: quick, Only: only, MaxDocs: docs, Command: strings.Join(line, " "), Progress: cmd.ErrOrStderr(),
+			})
+			if err != nil {
+				return withCode(exitError, fmt.Errorf("bench: %w", err))
+			}
+			var b bytes.Buffer
+			rep.Markdown(&b)
+			if _, err := cmd.OutOrStdout().Write(b.Bytes()); err != nil {
+				return withCode(exitError, err)
+			}
+			if out == "-" {
+				return nil
+			}
+			if err := atomicfile.Write(out, b.Bytes(), 0o644); err != nil {
+				return withCode(exitError, fmt.Errorf("bench: %w", err))
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&quick, "quick", false, "smaller runs, no minute-long rate-limit run")
+	fl.StringVar(&out, "out", "BENCHMARKS.md", `file to write the report to ("-": none)`)
+	fl.StringSliceVar(&only, "only", nil, "run only these benchmarks: "+strings.Join(bench.Names, ", "))
+	fl.IntVar(&docs, "max-docs", 0, "use only the first N corpus documents (for tests)")
+	_ = fl.MarkHidden("max-docs")
+	return cmd
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
