@@ -351,10 +351,12 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 	if err != nil {
 		return "", err
 	}
-	s.r.logf("step %d %s: running the agent command", s.seq, s.skillName)
 	resp, replayed, err := s.j.call(ctx, proc, req)
 	if err != nil {
 		return "", err
+	}
+	if replayed {
+		s.r.logf("step %d %s: the agent's output was answered from the step journal", s.seq, s.skillName)
 	}
 	ev := s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: "agent-cmd", InputHash: hash, Usage: &runlog.Usage{},
 		Note: "external agent process: its token usage is unknown and counted as zero"})
@@ -425,9 +427,11 @@ func (s *stepRun) applyHandoff(h agentHandoff) error {
 					continue next
 				}
 			}
-			if err := f.AddDecision(state.Decision{Decision: d.Decision, Evidence: d.Evidence, Skill: s.skillName}); err != nil {
+			rec := state.Decision{Decision: d.Decision, Evidence: d.Evidence, Skill: s.skillName}
+			if err := f.AddDecision(rec); err != nil {
 				return err
 			}
+			have = append(have, rec)
 		}
 		return nil
 	})

@@ -102,7 +102,8 @@ func fakeAgent() int {
 		fmt.Printf("```handoff\nnext_skill: %s\nopen_decisions:\n  - should --shout apply to errors too?\ndecisions:\n  - decision: flag named --shout\n    evidence: docs/requirements.md:3\nsummary: analysis written\n```\n", next)
 	case "plan-change":
 		write("specs/plan.md", "# Plan\n1. add the flag\n")
-		fmt.Print("```handoff\ncontext: the plan has one item\ndecisions:\n  - {decision: one plan item, evidence: specs/plan.md:2}\n```\n")
+		// The same decision twice is recorded once.
+		fmt.Print("```handoff\ncontext: the plan has one item\ndecisions:\n  - {decision: one plan item, evidence: specs/plan.md:2}\n  - {decision: one plan item, evidence: specs/plan.md:2}\n```\n")
 	case "implement-change":
 		write("app/greet.py", "print('HELLO')\n")
 		fmt.Println("No handoff block from this agent.")
