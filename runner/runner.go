@@ -85,6 +85,9 @@ type runInfo struct {
 	ID       string `json:"id"`
 	Workflow string `json:"workflow"`
 	Status   string `json:"status"` // "running" or "done"
+	// AgentCmd is the external agent the run was started with, so that a
+	// resume uses the same one without being told again.
+	AgentCmd string `json:"agent_cmd,omitempty"`
 }
 
 // runner holds one run.
@@ -172,21 +175,33 @@ func (r *runner) preflight() error {
 func (r *runner) infoPath() string { return filepath.Join(r.ws.Root(), ".baton", "current.json") }
 
 func (r *runner) writeInfo(status string) error {
-	data, _ := json.MarshalIndent(runInfo{ID: r.id, Workflow: filepath.Base(r.wf.Path), Status: status}, "", "  ")
+	data, _ := json.MarshalIndent(runInfo{ID: r.id, Workflow: filepath.Base(r.wf.Path), Status: status, AgentCmd: r.cfg.AgentCmd}, "", "  ")
 	return atomicfile.Write(r.infoPath(), append(data, '\n'), 0o644)
 }
 
 // Unfinished returns the id of the workspace's unfinished run, if any.
 func Unfinished(wf *workflow.Workflow) (string, bool) {
+	info, ok := unfinished(wf)
+	return info.ID, ok
+}
+
+// UnfinishedAgentCmd returns the external agent command the workspace's
+// unfinished run was started with; "" for a run on a provider.
+func UnfinishedAgentCmd(wf *workflow.Workflow) string {
+	info, _ := unfinished(wf)
+	return info.AgentCmd
+}
+
+func unfinished(wf *workflow.Workflow) (runInfo, bool) {
 	data, err := os.ReadFile(filepath.Join(wf.Dir, ".baton", "current.json"))
 	if err != nil {
-		return "", false
+		return runInfo{}, false
 	}
 	var info runInfo
 	if json.Unmarshal(data, &info) != nil || info.Status != "running" || info.ID == "" {
-		return "", false
+		return runInfo{}, false
 	}
-	return info.ID, true
+	return info, true
 }
 
 func (r *runner) open(id string) error {

@@ -1,45 +1,17 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// agentWorkspace copies the shipped example workflow into a fresh folder.
-func agentWorkspace(t *testing.T) string {
-	t.Helper()
-	src, dst := filepath.Join("..", "..", "examples", "workflow"), t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			if d.Name() == ".baton" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // With --agent-cmd no provider is configured or needed: a shell one-liner
 // plays the agent and ends the run through its handoff block.
 func TestRunWithAgentCmd(t *testing.T) {
 	isolateEnv(t)
-	ws, logDir := agentWorkspace(t), t.TempDir()
+	ws, logDir := exampleWorkspace(t), t.TempDir()
 	agent := `cat > '` + logDir + `'/"$BATON_STEP-$BATON_SKILL.txt"; printf 'prose\n` + "```" + `handoff\nnext_skill: done\nsummary: finished by the external agent\n` + "```" + `\n'`
 	code, out, errOut := runBaton(t, "", "run", "--workflow", filepath.Join(ws, "baton.yaml"), "--agent-cmd", agent)
 	if code != 0 {
@@ -59,7 +31,7 @@ func TestRunWithAgentCmd(t *testing.T) {
 
 func TestRunWithFailingAgentCmd(t *testing.T) {
 	isolateEnv(t)
-	ws := agentWorkspace(t)
+	ws := exampleWorkspace(t)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -76,5 +48,26 @@ func TestRunWithFailingAgentCmd(t *testing.T) {
 				t.Errorf("exit %d, last stderr line %q; want exit %d and %q", code, lines[len(lines)-1], tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// A resume needs no --agent-cmd: the run remembers the agent it started
+// with, and a completed step is not run again.
+func TestResumeUsesTheRunsAgentCmd(t *testing.T) {
+	isolateEnv(t)
+	ws, logDir := exampleWorkspace(t), t.TempDir()
+	marker := filepath.Join(logDir, "second-try")
+	agent := `echo "$BATON_SKILL" >> '` + logDir + `/calls'; if [ "$BATON_SKILL" = plan-change ] && [ ! -f '` + marker + `' ]; then touch '` + marker + `'; exit 3; fi; printf '` + "```" + `handoff\nsummary: ok\n` + "```" + `\n'`
+	wf := filepath.Join(ws, "baton.yaml")
+	if code, _, errOut := runBaton(t, "", "run", "--workflow", wf, "--agent-cmd", agent); code != exitError {
+		t.Fatalf("first run: exit %d, want a failure in plan-change\n%s", code, errOut)
+	}
+	code, _, errOut := runBaton(t, "", "resume", "--workflow", wf)
+	if code != exitOK || !strings.Contains(errOut, "resuming with the agent command") {
+		t.Fatalf("resume: exit %d\n%s", code, errOut)
+	}
+	calls, _ := os.ReadFile(filepath.Join(logDir, "calls"))
+	if got := strings.Count(string(calls), "analyse-request"); got != 1 {
+		t.Errorf("analyse-request ran %d times, want once:\n%s", got, calls)
 	}
 }

@@ -109,6 +109,14 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	if f.agentTimeout <= 0 {
 		return usageErrorf("--agent-timeout must be positive")
 	}
+	_, unfinished := runner.Unfinished(wf)
+	resuming := resume || (unfinished && !f.fresh)
+	if resuming && f.agentCmd == "" {
+		if c := runner.UnfinishedAgentCmd(wf); c != "" {
+			f.agentCmd = c
+			fmt.Fprintf(stderr, "baton: resuming with the agent command the run started with: %s\n", c)
+		}
+	}
 	cfg := runner.Config{
 		Workflow: wf, ModelName: f.models.model, AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
 		MaxTurns: f.maxTurns, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
@@ -120,10 +128,9 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		}
 		cfg.Model, cfg.ModelName, cfg.Provider = model, sel.Model, sel.Provider
 	}
-	_, unfinished := runner.Unfinished(wf)
 	var res *runner.Result
 	switch {
-	case resume || (unfinished && !f.fresh):
+	case resuming:
 		res, err = runner.Resume(ctx, cfg)
 	default:
 		res, err = runner.Run(ctx, cfg)
