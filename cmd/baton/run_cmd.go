@@ -163,6 +163,11 @@ func printRunPlan(w io.Writer, wf *workflow.Workflow, model string) error {
 	for i, s := range p.Steps {
 		fmt.Fprintf(w, "%d. phase %s, skill %s: fresh context %d tokens (%.1f%% of the reset threshold)\n",
 			i+1, s.Phase, s.Skill, s.Context.Tokens, 100*float64(s.Context.Tokens)/float64(max(p.Threshold, 1)))
+		parts := 0
+		for _, fi := range s.Context.Files {
+			parts += fi.Tokens
+		}
+		fmt.Fprintf(w, "     %-8s %-40s %6d tokens\n", "skill", s.Skill+"/SKILL.md (system prompt)", s.Context.Tokens-parts)
 		for _, fi := range s.Context.Files {
 			name := fi.Path
 			if name == "" {
