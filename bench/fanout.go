@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,9 @@ type FanoutRun struct {
 	CPU         time.Duration // process CPU time during the run
 	PeakHeap    uint64        // peak heap in use during the run, above the baseline
 	PeakHeapAll uint64        // peak heap in use during the run
+	// FakeCount is the CPU time the fake spent counting tokens to report
+	// usage, measured by replaying its counts after the run.
+	FakeCount time.Duration
 }
 
 // runFanout runs one ask of n subtasks at concurrency k with latency l.
@@ -113,20 +117,49 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 	mu.Lock()
 	r.Dispatch = tSynth.Sub(tAssemble)
 	mu.Unlock()
+	r.FakeCount = replayFakeCounts(srv.Requests())
 	return r, nil
+}
+
+// replayFakeCounts times the token counting the fake did for reqs: each
+// prompt, and each reply (regenerated: the replies are deterministic).
+func replayFakeCounts(reqs []llmtest.RecordedRequest) time.Duration {
+	c := tokens.ForModel(ModelName)
+	replies := make([]string, len(reqs))
+	for i, r := range reqs {
+		switch {
+		case strings.Contains(r.System, plannerMarker):
+		case strings.Contains(r.System, synthesisMarker):
+			replies[i] = filler("synthesis", 220)
+		default:
+			replies[i] = filler(subtaskOf(r), 160)
+		}
+	}
+	t0 := processCPU()
+	for i, r := range reqs {
+		c.Count(r.System)
+		for _, m := range r.Messages {
+			c.Count(m.PromptText())
+		}
+		c.Count(replies[i])
+	}
+	return processCPU() - t0
 }
 
 // TPMRun is one burst of calls against the fake's tokens-per-minute limit.
 type TPMRun struct {
-	Name         string
-	Limit        int // tokens per minute the fake accepts
-	Calls        int
-	Tokens       int // prompt tokens of all calls
-	Elapsed      time.Duration
-	Attempts     int
-	RateLimited  int // 429s the fake sent
-	Lost         int // calls that never succeeded
-	SustainedTPM float64
+	Name        string
+	Limit       int // tokens per minute the fake accepts
+	Calls       int
+	Tokens      int // prompt tokens of all calls
+	Elapsed     time.Duration
+	Attempts    int
+	RateLimited int // 429s the fake sent
+	Lost        int // calls that never succeeded
+	// Best is the earliest the limit lets this workload finish: a sliding
+	// minute admits the limit once, so the last token can go no sooner than
+	// one minute per further limit's worth.
+	Best time.Duration
 }
 
 // runTPM sends calls concurrent requests of about perCall prompt tokens
@@ -150,14 +183,19 @@ func runTPM(ctx context.Context, name string, limit, calls, k int, clientTPM boo
 		return TPMRun{}, err
 	}
 	c := tokens.ForModel(ModelName)
-	perCall := limit / (calls / 2)
+	// Twice the limit in all, so the second half waits for the window to
+	// slide once.
+	perCall := 2 * limit / calls
 	r := TPMRun{Name: name, Limit: limit, Calls: calls}
 	reqs := make([]*llm.Request, calls)
 	for i := range reqs {
 		// Grow the text until the prompt has the planned size.
 		text := filler(fmt.Sprintf("tpm %d", i), perCall*3/4)
-		for c.Count(text) > perCall-8 {
-			text = text[:len(text)*9/10]
+		for c.Count(text) < perCall-8 {
+			text += " " + filler(text[len(text)-20:], 8)
+		}
+		for c.Count(text) > perCall {
+			text = text[:len(text)-8]
 		}
 		reqs[i] = &llm.Request{Model: ModelName, MaxTokens: 16, Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
 		r.Tokens += c.Count(text)
@@ -185,7 +223,7 @@ func runTPM(ctx context.Context, name string, limit, calls, k int, clientTPM boo
 			r.RateLimited++
 		}
 	}
-	r.SustainedTPM = float64(r.Tokens-limit) / r.Elapsed.Minutes()
+	r.Best = time.Duration((r.Tokens-1)/limit) * time.Minute
 	return r, ctx.Err()
 }
 
@@ -198,7 +236,7 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	}
 	tb := Table{
 		Title:  fmt.Sprintf("Dispatch wall time, fake latency L = %s per call", FanoutLatency),
-		Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "whole ask", "failed"},
+		Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "whole ask", "process CPU / (whole · cores)", "failed"},
 	}
 	worst := 0.0
 	worstAt := ""
@@ -213,17 +251,20 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 			if q > worst {
 				worst, worstAt = q, fmt.Sprintf("N=%d, K=%d", n, k)
 			}
-			tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), ms(r.Whole), itoa(r.Failed)})
+			util := float64(r.CPU) / (float64(r.Whole) * float64(runtime.GOMAXPROCS(0)))
+			tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), ms(r.Whole), fmt.Sprintf("%.0f%%", 100*util), itoa(r.Failed)})
 		}
 	}
 	tb.Notes = []string{"*dispatch* runs from the assembler's start to the synthesis call's start: every slice cut, every sub-agent call made through the SDK, retried and collected. " +
-		"*whole ask* adds the planner and synthesis calls (one L each) and plan parsing."}
+		"*whole ask* adds the planner and synthesis calls (one L each) and plan parsing. " +
+		"*process CPU / (whole · cores)* is how busy the machine was: client, SDK and the in-process fake share it, and near 100% the run is bound by CPU, not by L."}
 	s := Section{
 		Title:  "3. Fan-out",
 		Intro:  "One ask with N delegated subtasks (each on one section of a generated 20-section document) at concurrency K, the fake holding every reply back by L.",
 		Tables: []Table{tb},
 		Targets: []Target{{Name: "dispatch within 10% of ⌈N/K⌉·L for N ≤ 500", Want: "≤ 1.10", Got: fmt.Sprintf("%.3f (worst, at %s)", worst, worstAt), Met: worst <= 1.10,
-			Why: "per-call work on this 2-core machine (SDK encoding, HTTP, the fake tokenizing each prompt to report usage) adds to L; it is shared by client and fake here, so it overstates baton's own cost"}},
+			Why: "each call costs a few milliseconds of CPU on this 2-core machine (see benchmark 4: mostly token counting, by baton and by the fake, which counts every prompt to report usage), " +
+				"and calls in flight together queue for the two cores, so every round of K calls takes L plus that queue; at K = 32 the machine is busy most of the run (the CPU column)"}},
 	}
 	if opts.Quick {
 		s.Notes = append(s.Notes, "The tokens-per-minute run takes over a minute (the fake's window is one minute) and is skipped with --quick.")
@@ -249,18 +290,23 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	}
 	tt := Table{
 		Title:  fmt.Sprintf("Tokens-per-minute limit: %d calls, twice the limit in prompt tokens, K = %d", calls, k),
-		Header: []string{"client", "limit (tok/min)", "prompt tokens sent", "elapsed", "429s", "attempts", "calls lost", "sustained tok/min", "sustained/limit"},
+		Header: []string{"client", "limit (tok/min)", "prompt tokens sent", "elapsed", "earliest the limit allows", "achieved tok/min", "best tok/min the limit allows", "achieved/best", "429s", "attempts", "calls lost"},
 	}
 	minShare, lost := 2.0, 0
 	for _, r := range runs {
-		share := r.SustainedTPM / float64(r.Limit)
+		share := r.Best.Seconds() / r.Elapsed.Seconds()
 		minShare = min(minShare, share)
 		lost += r.Lost
-		tt.Rows = append(tt.Rows, []string{r.Name, itoa(r.Limit), itoa(r.Tokens), ms(r.Elapsed), itoa(r.RateLimited), itoa(r.Attempts), itoa(r.Lost),
-			fmt.Sprintf("%.0f", r.SustainedTPM), fmt.Sprintf("%.3f", share)})
+		tt.Rows = append(tt.Rows, []string{r.Name, itoa(r.Limit), itoa(r.Tokens), ms(r.Elapsed), ms(r.Best),
+			fmt.Sprintf("%.0f", float64(r.Tokens)/r.Elapsed.Minutes()), fmt.Sprintf("%.0f", float64(r.Tokens)/r.Best.Minutes()),
+			fmt.Sprintf("%.3f", share), itoa(r.RateLimited), itoa(r.Attempts), itoa(r.Lost)})
 	}
-	tt.Notes = []string{"The fake admits at most the limit in any sliding minute and answers 429 with `retry-after` past it. The first limit's worth goes through at once, so " +
-		"*sustained* is the rest (prompt tokens sent − limit) over the elapsed time: the rate at which baton refilled the window once it slid. The two runs share the machine and run at the same time."}
+	tt.Notes = []string{"The fake admits at most the limit in any sliding minute and answers 429 with `retry-after` (whole seconds) past it. " +
+		"Over a run this short the initial window makes \"tokens per minute\" ambiguous, so the run is measured against the best the limit allows for the same workload: " +
+		"the first limit's worth at once, the second as soon as the window has slid past it (one minute). *achieved/best* is that earliest finish over the actual one. " +
+		"The two runs share the machine and run at the same time.",
+		"With the client bucket, baton's token bucket (burst = one minute's worth, refilled continuously) lets a second minute's worth start during the first minute, which the fake's sliding window refuses; " +
+			"each refused attempt is charged to the bucket again when it is retried, so the bucket, not the provider, then paces the calls."}
 	s.Tables = append(s.Tables, tt)
 	s.Targets = append(s.Targets,
 		Target{Name: "throughput under a tokens-per-minute limit", Want: "≥ 0.90 of the limit", Got: fmt.Sprintf("%.3f (lower of the two)", minShare), Met: minShare >= 0.90,
