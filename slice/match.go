@@ -127,6 +127,7 @@ func (d *Document) matchSection(ptr string) (Match, []string, bool) {
 		{KindNumbering, func() []int { return d.byNumbering(pk) }},
 		{KindPath, func() []int { return d.byPath(plain) }},
 		{KindFuzzy, func() []int { return d.byTypo(pk) }},
+		{KindFuzzy, func() []int { return d.byPathFuzzy(plain) }},
 	}
 	for _, t := range tiers {
 		hits := t.find()
@@ -226,7 +227,22 @@ func (d *Document) byPath(plain string) []int {
 	return nil
 }
 
+// byPathFuzzy is byPath with the typo budget applied to each component:
+// models misspell a parent path as readily as a title ("Methods > Samplng").
+func (d *Document) byPathFuzzy(plain string) []int {
+	for _, sep := range pathSeps {
+		if hits := d.byPathSplitWith(sep.Split(plain, -1), componentClose); len(hits) > 0 {
+			return hits
+		}
+	}
+	return nil
+}
+
 func (d *Document) byPathSplit(split []string) []int {
+	return d.byPathSplitWith(split, componentMatches)
+}
+
+func (d *Document) byPathSplitWith(split []string, componentMatches func(p, h headingKeys) bool) []int {
 	var comps []headingKeys
 	for _, c := range split {
 		if k := keysOf(plainPointer(c)); k.full != "" {
@@ -257,6 +273,29 @@ func componentMatches(p, h headingKeys) bool {
 	return p.full == h.full || sameNumbering(p, h)
 }
 
+// componentClose is componentMatches or a typo within the budget.
+func componentClose(p, h headingKeys) bool {
+	if componentMatches(p, h) {
+		return true
+	}
+	_, ok := typoDistance(p, h)
+	return ok
+}
+
+// typoDistance is the edit distance between a pointer and a heading when it
+// is within the typo budget and the typo changes no number and no short word.
+func typoDistance(pk, hk headingKeys) (int, bool) {
+	if pk.rest == "" || hk.rest == "" || (pk.num != "" && hk.num != "" && pk.num != hk.num) || !sameWords(pk.guarded, hk.guarded) {
+		return 0, false
+	}
+	limit := typoBudget(min(runeLen(pk.rest), runeLen(hk.rest)))
+	if limit == 0 {
+		return 0, false
+	}
+	dist := editDistance(pk.rest, hk.rest, limit)
+	return dist, dist <= limit
+}
+
 // byTypo finds the headings closest to the pointer within the typo budget
 // (see typoBudget). A typo may not change a number or a word of one or two
 // letters: "Step 1" is not "Step 2" and "Part A" is not "Part B".
@@ -266,16 +305,8 @@ func (d *Document) byTypo(pk headingKeys) []int {
 	}
 	best, bestDist := []int(nil), -1
 	for i := range d.headings {
-		hk := d.headings[i].keys
-		if hk.rest == "" || (pk.num != "" && hk.num != "" && pk.num != hk.num) || !sameWords(pk.guarded, hk.guarded) {
-			continue
-		}
-		limit := typoBudget(min(runeLen(pk.rest), runeLen(hk.rest)))
-		if limit == 0 {
-			continue
-		}
-		dist := editDistance(pk.rest, hk.rest, limit)
-		if dist > limit {
+		dist, ok := typoDistance(pk, d.headings[i].keys)
+		if !ok {
 			continue
 		}
 		switch {

@@ -86,6 +86,9 @@ func TestPointerMatching(t *testing.T) {
 			{"Abstract", "", ""}, // bold text, not a heading
 			{"Future Work", "", ""},
 			{"Methods > Results", "", ""}, // Results sits under Experiments
+			{"Methods > Samplng", "Sparse Routing for Mixture-of-Experts Language Models > III. Methods > C. Sampling", KindFuzzy},
+			{"Mehtods > Sampling", "Sparse Routing for Mixture-of-Experts Language Models > III. Methods > C. Sampling", KindFuzzy},
+			{"Methods > Resluts", "", ""}, // a typo does not move Results under Methods
 		},
 		"runbook.md": {
 			{"Step 2", "Runbook: Database Failover > Step 2: Promote a Replica", KindNumbering},
