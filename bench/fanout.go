@@ -236,7 +236,7 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	}
 	tb := Table{
 		Title:  fmt.Sprintf("Dispatch wall time, fake latency L = %s per call", FanoutLatency),
-		Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "whole ask", "process CPU / (whole · cores)", "failed"},
+		Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "whole ask", "CPU per call c", "⌈N/K⌉·(L + min(N,K)·c/cores)", "process CPU / (whole · cores)", "failed"},
 	}
 	worst := 0.0
 	worstAt := ""
@@ -251,20 +251,29 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 			if q > worst {
 				worst, worstAt = q, fmt.Sprintf("N=%d, K=%d", n, k)
 			}
-			util := float64(r.CPU) / (float64(r.Whole) * float64(runtime.GOMAXPROCS(0)))
-			tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), ms(r.Whole), fmt.Sprintf("%.0f%%", 100*util), itoa(r.Failed)})
+			cores := float64(runtime.GOMAXPROCS(0))
+			util := float64(r.CPU) / (float64(r.Whole) * cores)
+			perCall := r.CPU / time.Duration(n+2) // sub-agents, planner and synthesis
+			rounds := math.Ceil(float64(n) / float64(k))
+			queued := time.Duration(rounds * (float64(FanoutLatency) + float64(min(n, k))*float64(perCall)/cores))
+			tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), ms(r.Whole),
+				fmt.Sprintf("%.1f ms", float64(perCall)/1e6), ms(queued), fmt.Sprintf("%.0f%%", 100*util), itoa(r.Failed)})
 		}
 	}
 	tb.Notes = []string{"*dispatch* runs from the assembler's start to the synthesis call's start: every slice cut, every sub-agent call made through the SDK, retried and collected. " +
 		"*whole ask* adds the planner and synthesis calls (one L each) and plan parsing. " +
-		"*process CPU / (whole · cores)* is how busy the machine was: client, SDK and the in-process fake share it, and near 100% the run is bound by CPU, not by L."}
+		"*CPU per call c* is this process's CPU time (baton, the SDK and the in-process fake) over the run's calls. The K calls of a round start together, so each round costs about " +
+		"L plus the time the cores need for K calls' CPU: the next column is that estimate from the measured c. It is an upper estimate, since c also spreads the run's fixed costs " +
+		"(counting the whole context, the planner and synthesis prompts, plan parsing) over the calls, which is why it is far too high for small N. " +
+		"*process CPU / (whole · cores)* is the average load, low because the CPU is spent in bursts at the start of each round."}
 	s := Section{
 		Title:  "3. Fan-out",
 		Intro:  "One ask with N delegated subtasks (each on one section of a generated 20-section document) at concurrency K, the fake holding every reply back by L.",
 		Tables: []Table{tb},
 		Targets: []Target{{Name: "dispatch within 10% of ⌈N/K⌉·L for N ≤ 500", Want: "≤ 1.10", Got: fmt.Sprintf("%.3f (worst, at %s)", worst, worstAt), Met: worst <= 1.10,
-			Why: "each call costs a few milliseconds of CPU on this 2-core machine (see benchmark 4: mostly token counting, by baton and by the fake, which counts every prompt to report usage), " +
-				"and calls in flight together queue for the two cores, so every round of K calls takes L plus that queue; at K = 32 the machine is busy most of the run (the CPU column)"}},
+			Why: "each call costs a few milliseconds of CPU on this 2-core machine (mostly token counting, by baton and by the fake, which counts every prompt to report usage; see benchmark 4), " +
+				"and the K calls of a round start together, so a round takes L + K·c/cores rather than L; the excess is a fixed few ms per call, so it shrinks in proportion as L grows to a real model's seconds. " +
+				"Closing it at L = 50 ms needs less CPU per call: orchestrate and the Anthropic provider count the same skill prompt on every call, and orchestrate prepares each subtask in the dispatch loop, inside the round"}},
 	}
 	if opts.Quick {
 		s.Notes = append(s.Notes, "The tokens-per-minute run takes over a minute (the fake's window is one minute) and is skipped with --quick.")
@@ -292,10 +301,14 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 		Title:  fmt.Sprintf("Tokens-per-minute limit: %d calls, twice the limit in prompt tokens, K = %d", calls, k),
 		Header: []string{"client", "limit (tok/min)", "prompt tokens sent", "elapsed", "earliest the limit allows", "achieved tok/min", "best tok/min the limit allows", "achieved/best", "429s", "attempts", "calls lost"},
 	}
-	minShare, lost := 2.0, 0
+	minShare, minRate, lost := 2.0, 1e9, 0
+	worstBest := ""
 	for _, r := range runs {
 		share := r.Best.Seconds() / r.Elapsed.Seconds()
-		minShare = min(minShare, share)
+		if share < minShare {
+			minShare, worstBest = share, r.Name
+		}
+		minRate = min(minRate, float64(r.Tokens)/r.Elapsed.Minutes()/float64(r.Limit))
 		lost += r.Lost
 		tt.Rows = append(tt.Rows, []string{r.Name, itoa(r.Limit), itoa(r.Tokens), ms(r.Elapsed), ms(r.Best),
 			fmt.Sprintf("%.0f", float64(r.Tokens)/r.Elapsed.Minutes()), fmt.Sprintf("%.0f", float64(r.Tokens)/r.Best.Minutes()),
@@ -309,8 +322,11 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 			"each refused attempt is charged to the bucket again when it is retried, so the bucket, not the provider, then paces the calls."}
 	s.Tables = append(s.Tables, tt)
 	s.Targets = append(s.Targets,
-		Target{Name: "throughput under a tokens-per-minute limit", Want: "≥ 0.90 of the limit", Got: fmt.Sprintf("%.3f (lower of the two)", minShare), Met: minShare >= 0.90,
-			Why: "retries wait for the whole-second retry-after the fake sends, and calls then arrive together"},
+		Target{Name: "throughput under a tokens-per-minute limit", Want: "≥ 0.90 of the limit", Got: fmt.Sprintf("%.3f of the limit (lower of the two)", minRate), Met: minRate >= 0.90,
+			Why: "calls waited longer than the limit required"},
+		Target{Name: "finish within 10% of the earliest the limit allows (stricter; not in the issue)", Want: "achieved/best ≥ 0.90", Got: fmt.Sprintf("%.3f (%s)", minShare, worstBest), Met: minShare >= 0.90,
+			Why: "with a client token bucket set to the provider's limit, baton's bucket lets a second minute's worth start inside the first minute; the sliding window refuses it, and every retried attempt is charged to the bucket again, so the bucket paces the rest at one limit per minute. " +
+				"Not charging an attempt that came back 429 (or sizing the bucket's burst below the limit) would close it"},
 		Target{Name: "calls lost under the limit", Want: "0", Got: itoa(lost), Met: lost == 0, Why: "a call ran out of attempts or exceeded MaxRetryAfter"},
 	)
 	return s, nil
