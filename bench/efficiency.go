@@ -213,6 +213,12 @@ func EfficiencySection(es []Efficiency) Section {
 			"(exact case-insensitive header match, else the whole context). *lower bound*: the same run with each subtask given exactly its intended, answer-bearing sections. " +
 			"The fake answers every sub-agent with the same text in every variant, so planner and synthesis prompts are identical across variants and the differences are the slices alone.",
 		Tables: []Table{tb, phase},
+		Notes: []string{
+			"The plans and the intended sections were written by hand for this corpus (bench/testdata/tasks.json), as a planner given the outline would write them: mostly copied headings, in the styles models use " +
+				"(`##` markers, other case, `**emphasis**`, `Parent > Child` paths, a bare version number). baton/lower therefore measures what the assembler loses given the pointers, " +
+				"not how well a real planner picks sections; where a pointer names a broader section than the answer needs (goldmark's `### Attributes` for its *Headings* subsection), the extra shows in the table.",
+			"The planner reads the whole context once in every variant, so C bounds how far below naive any variant can go: with d delegated subtasks, naive ≈ (d + 1)·C and the lower bound ≈ C plus the slices.",
+		},
 		Targets: []Target{
 			{Name: "baton/naive over the corpus", Want: "≤ 0.40", Got: fmt.Sprintf("%.3f", r1), Met: r1 <= 0.40,
 				Why: "the planner's single read of the whole context is paid by both sides and dominates when a plan delegates few subtasks; see the planner column"},

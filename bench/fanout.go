@@ -263,8 +263,8 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	tb.Notes = []string{"*dispatch* runs from the assembler's start to the synthesis call's start: every slice cut, every sub-agent call made through the SDK, retried and collected. " +
 		"*whole ask* adds the planner and synthesis calls (one L each) and plan parsing. " +
 		"*CPU per call c* is this process's CPU time (baton, the SDK and the in-process fake) over the run's calls. The K calls of a round start together, so each round costs about " +
-		"L plus the time the cores need for K calls' CPU: the next column is that estimate from the measured c. It is an upper estimate, since c also spreads the run's fixed costs " +
-		"(counting the whole context, the planner and synthesis prompts, plan parsing) over the calls, which is why it is far too high for small N. " +
+		"L plus the time the cores need for K calls' CPU: the next column is that estimate from the measured c. It is a rough, upper estimate: c also carries work that overlaps the waits " +
+		"(the fake writing replies, orchestrate collecting results) and the run's fixed costs (counting the whole context, plan parsing), so it overshoots large runs. " +
 		"*process CPU / (whole · cores)* is the average load, low because the CPU is spent in bursts at the start of each round."}
 	s := Section{
 		Title:  "3. Fan-out",

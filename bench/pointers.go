@@ -217,7 +217,7 @@ func pointerVariants(ch citedHeading) []pointerVariant {
 	vs = append(vs, pointerVariant{"other case", other})
 	if loc := leadingNumber.FindStringIndex(t); loc != nil && hasWord(t[loc[1]:]) {
 		vs = append(vs, pointerVariant{"numbering added/removed", t[loc[1]:]})
-	} else if loc == nil {
+	} else if loc == nil && hasWord(t) && !startsWithDigit(t) {
 		vs = append(vs, pointerVariant{"numbering added/removed", fmt.Sprintf("%d. %s", ch.ord, t)})
 	}
 	vs = append(vs,
@@ -284,6 +284,12 @@ func hasWord(s string) bool {
 		}
 	}
 	return false
+}
+
+// startsWithDigit tells a version or a date ("1.0.0-RC3 - 2021-09-02"),
+// which no model numbers, from a title it might ("3. Usage").
+func startsWithDigit(s string) bool {
+	return s != "" && s[0] >= '0' && s[0] <= '9'
 }
 
 func namesAHeading(d *slice.Document, p string) bool {

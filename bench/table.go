@@ -55,7 +55,7 @@ func (s Section) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 		for _, t := range s.Targets {
 			if !t.Met && t.Why != "" {
-				fmt.Fprintf(w, "- Not met, %s: %s\n", t.Name, t.Why)
+				fmt.Fprintf(w, "- Not met, %s: %s.\n", t.Name, strings.TrimSuffix(t.Why, "."))
 			}
 		}
 	}
@@ -95,10 +95,7 @@ func (t Table) Markdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	for _, n := range t.Notes {
-		fmt.Fprintf(w, "%s\n", n)
-	}
-	if len(t.Notes) > 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s\n\n", n)
 	}
 }
 
