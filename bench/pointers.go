@@ -310,11 +310,13 @@ func PointerSection(r PointerResult) Section {
 	var tb, ts PointerOutcome
 	for _, k := range pointerKinds {
 		b, s := r.ByKind[k]["baton"], r.ByKind[k]["seed"]
-		tb.add(*b)
-		ts.add(*s)
+		if k != "names nothing" {
+			tb.add(*b)
+			ts.add(*s)
+		}
 		kinds.Rows = append(kinds.Rows, pointerRow(k, b, s))
 	}
-	kinds.Rows = append(kinds.Rows, pointerRow("**all**", &tb, &ts))
+	kinds.Rows = append(kinds.Rows, pointerRow("**all citing a real section**", &tb, &ts))
 	kinds.Notes = []string{"*recall*: the slice holds the intended section (a fallback to the whole document counts, and is also counted under fallbacks). " +
 		"*wrong*: a section was cut that does not hold the intended one (for pointers that name nothing: any cut at all). " +
 		"*slice/intended*: tokens handed over / tokens of the intended section; a fallback hands over the whole document. " +
@@ -335,7 +337,7 @@ func PointerSection(r PointerResult) Section {
 			pos.add(*r.ByKind[k]["baton"])
 		}
 	}
-	wrong := tb.Wrong
+	wrong := tb.Wrong + r.ByKind["names nothing"]["baton"].Wrong
 	var notes []string
 	if len(r.FallbackExamples) > 0 {
 		notes = append(notes, fmt.Sprintf("baton fell back to the whole document for %d pointers to a real section: %s. A fallback is safe (the slice holds the section) but costs the whole context.",
