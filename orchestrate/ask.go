@@ -136,6 +136,7 @@ type run struct {
 	calib  tokens.Calibration
 
 	naiveOnce  sync.Once
+	sysTokens  map[string]int // by skill name
 	naiveBlock int
 }
 
@@ -370,7 +371,7 @@ func (r *run) prepare(i int) prepared {
 		MaxTokens:   r.cfg.SubagentMax,
 		Stream:      r.cfg.Stream,
 	}
-	sysTokens, instrTokens := r.count(req.System), r.count(instr)
+	sysTokens, instrTokens := r.systemTokens(sk.Name, req.System), r.count(instr)
 	res.PromptTokens = sysTokens + r.count(block) + instrTokens
 	naive := sysTokens + r.naiveBlockTokens() + instrTokens
 	r.mu.Lock()
@@ -395,6 +396,15 @@ func (r *run) estimate() {
 // ---- Phase 3: dispatch ----
 
 func (r *run) dispatch(ctx context.Context) error {
+	// Every request is built before the first is sent, so that a slot
+	// freed by a finished sub-agent is taken at once rather than after the
+	// next subtask's slice has been cut and counted.
+	prepared := map[int]prepared{}
+	for i := range r.rec.Subtasks {
+		if r.rec.Subtasks[i].Mode == ModeDelegated {
+			prepared[i] = r.prepare(i)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.Concurrency)
 	var failed int
@@ -402,7 +412,7 @@ func (r *run) dispatch(ctx context.Context) error {
 		if r.rec.Subtasks[i].Mode != ModeDelegated {
 			continue
 		}
-		pr := r.prepare(i)
+		pr := prepared[i]
 		g.Go(func() error {
 			res := &r.rec.Subtasks[i]
 			if gctx.Err() != nil {
@@ -517,6 +527,22 @@ func (r *run) call(ctx context.Context, req *llm.Request, usage *llm.Usage, coun
 		r.calib.Observe(int64(n), resp.Usage.PromptTokens())
 	}
 	return resp, err
+}
+
+// systemTokens counts a skill's prompt once per run: many subtasks share a
+// few skills.
+func (r *run) systemTokens(skill, system string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sysTokens == nil {
+		r.sysTokens = map[string]int{}
+	}
+	n, ok := r.sysTokens[skill]
+	if !ok {
+		n = r.cfg.Counter.Count(system)
+		r.sysTokens[skill] = n
+	}
+	return n
 }
 
 // naiveBlockTokens counts the whole context as a naive prompt would carry

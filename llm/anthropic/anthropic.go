@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -58,6 +60,29 @@ type Config struct {
 type Model struct {
 	client sdk.Client
 	cfg    Config
+	// cacheable memoises, per system prompt, whether it reaches the
+	// model's cache minimum: parallel sub-agents share a few skill
+	// prompts, and counting each one per call costs more CPU than the
+	// call's own encoding.
+	cacheable sync.Map // key: model + "\x00" + system prompt
+	memoized  atomic.Int64
+}
+
+// maxMemoized bounds the memo: a long-running process sending ever new
+// system prompts keeps counting them instead of growing without end.
+const maxMemoized = 1024
+
+func (m *Model) isCacheable(model, system string) bool {
+	min := MinCacheableTokens(model)
+	key := model + "\x00" + system
+	if v, ok := m.cacheable.Load(key); ok {
+		return v.(bool)
+	}
+	ok := m.cfg.CountTokens(system) >= min
+	if m.memoized.Add(1) <= maxMemoized {
+		m.cacheable.Store(key, ok)
+	}
+	return ok
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -136,7 +161,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 	p := sdk.MessageNewParams{Model: sdk.Model(model), MaxTokens: int64(maxTokens)}
 	if req.System != "" {
 		block := sdk.TextBlockParam{Text: req.System}
-		if m.cfg.CountTokens(req.System) >= MinCacheableTokens(model) {
+		if m.isCacheable(model, req.System) {
 			// The system prompt is the stable prefix (a skill prompt), so
 			// parallel sub-agents sharing a skill read it from the cache.
 			block.CacheControl = sdk.NewCacheControlEphemeralParam()
