@@ -20,8 +20,10 @@ import (
 	"github.com/baton-dev/baton/tokens"
 )
 
-// FanoutLatency is the fake's time to answer each call in the fan-out run.
-const FanoutLatency = 50 * time.Millisecond
+// FanoutLatencies are the fake's times to answer each call in the fan-out
+// runs: a stress value far below any real model, where baton's own CPU per
+// call shows, and a value closer to (still below) a real model's seconds.
+var FanoutLatencies = []time.Duration{50 * time.Millisecond, 500 * time.Millisecond}
 
 // fanoutDoc is a generated document with one section per subtask slot.
 func fanoutDoc(sections int) string {
@@ -234,32 +236,37 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	if opts.Quick {
 		ns, ks = []int{1, 10, 100}, []int{8}
 	}
-	tb := Table{
-		Title:  fmt.Sprintf("Dispatch wall time, fake latency L = %s per call", FanoutLatency),
-		Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "whole ask", "CPU per call c", "⌈N/K⌉·(L + min(N,K)·c/cores)", "process CPU / (whole · cores)", "failed"},
-	}
-	worst := 0.0
-	worstAt := ""
-	for _, k := range ks {
-		for _, n := range ns {
-			opts.logf("  fan-out N=%d K=%d", n, k)
-			r, err := runFanout(ctx, n, k, FanoutLatency, false)
-			if err != nil {
-				return Section{}, fmt.Errorf("N=%d K=%d: %w", n, k, err)
-			}
-			q := float64(r.Dispatch) / float64(r.Ideal)
-			if q > worst {
-				worst, worstAt = q, fmt.Sprintf("N=%d, K=%d", n, k)
-			}
-			cores := float64(runtime.GOMAXPROCS(0))
-			util := float64(r.CPU) / (float64(r.Whole) * cores)
-			perCall := r.CPU / time.Duration(n+2) // sub-agents, planner and synthesis
-			rounds := math.Ceil(float64(n) / float64(k))
-			queued := time.Duration(rounds * (float64(FanoutLatency) + float64(min(n, k))*float64(perCall)/cores))
-			tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), ms(r.Whole),
-				fmt.Sprintf("%.1f ms", float64(perCall)/1e6), ms(queued), fmt.Sprintf("%.0f%%", 100*util), itoa(r.Failed)})
+	var tables []Table
+	worst := map[time.Duration]float64{}
+	worstAt := map[time.Duration]string{}
+	for _, lat := range FanoutLatencies {
+		tb := Table{
+			Title:  fmt.Sprintf("Dispatch wall time, fake latency L = %s per call", lat),
+			Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "whole ask", "CPU per call c", "⌈N/K⌉·(L + min(N,K)·c/cores)", "process CPU / (whole · cores)", "failed"},
 		}
+		for _, k := range ks {
+			for _, n := range ns {
+				opts.logf("  fan-out N=%d K=%d L=%s", n, k, lat)
+				r, err := runFanout(ctx, n, k, lat, false)
+				if err != nil {
+					return Section{}, fmt.Errorf("N=%d K=%d L=%s: %w", n, k, lat, err)
+				}
+				q := float64(r.Dispatch) / float64(r.Ideal)
+				if q > worst[lat] {
+					worst[lat], worstAt[lat] = q, fmt.Sprintf("N=%d, K=%d", n, k)
+				}
+				cores := float64(runtime.GOMAXPROCS(0))
+				util := float64(r.CPU) / (float64(r.Whole) * cores)
+				perCall := r.CPU / time.Duration(n+2) // sub-agents, planner and synthesis
+				rounds := math.Ceil(float64(n) / float64(k))
+				queued := time.Duration(rounds * (float64(lat) + float64(min(n, k))*float64(perCall)/cores))
+				tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), ms(r.Whole),
+					fmt.Sprintf("%.1f ms", float64(perCall)/1e6), ms(queued), fmt.Sprintf("%.0f%%", 100*util), itoa(r.Failed)})
+			}
+		}
+		tables = append(tables, tb)
 	}
+	tb := &tables[len(tables)-1]
 	tb.Notes = []string{"*dispatch* runs from the assembler's start to the synthesis call's start: every slice cut, every sub-agent call made through the SDK, retried and collected. " +
 		"*whole ask* adds the planner and synthesis calls (one L each) and plan parsing. " +
 		"*CPU per call c* is this process's CPU time (baton, the SDK and the in-process fake) over the run's calls. The K calls of a round start together, so each round costs about " +
@@ -269,11 +276,13 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	s := Section{
 		Title:  "3. Fan-out",
 		Intro:  "One ask with N delegated subtasks (each on one section of a generated 20-section document) at concurrency K, the fake holding every reply back by L.",
-		Tables: []Table{tb},
-		Targets: []Target{{Name: "dispatch within 10% of ⌈N/K⌉·L for N ≤ 500", Want: "≤ 1.10", Got: fmt.Sprintf("%.3f (worst, at %s)", worst, worstAt), Met: worst <= 1.10,
-			Why: "each call costs a few milliseconds of CPU on this 2-core machine (mostly token counting, by baton and by the fake, which counts every prompt to report usage; see benchmark 4), " +
-				"and the K calls of a round start together, so a round takes L + K·c/cores rather than L; the excess is a fixed few ms per call, so it shrinks in proportion as L grows to a real model's seconds. " +
-				"Closing it at L = 50 ms needs less CPU per call: orchestrate and the Anthropic provider count the same skill prompt on every call, and orchestrate prepares each subtask in the dispatch loop, inside the round"}},
+		Tables: tables,
+	}
+	for _, lat := range FanoutLatencies {
+		s.Targets = append(s.Targets, Target{Name: fmt.Sprintf("dispatch within 10%% of ⌈N/K⌉·L for N ≤ 500, L = %s", lat), Want: "≤ 1.10",
+			Got: fmt.Sprintf("%.3f (worst, at %s)", worst[lat], worstAt[lat]), Met: worst[lat] <= 1.10,
+			Why: "each call costs a few milliseconds of CPU on this 2-core machine (the SDK's encoding and decoding, baton's slicing and counting, and the in-process fake, which counts every prompt to report usage; see benchmark 4), " +
+				"and the K calls of a round start together, so a round takes about L + K·c/cores rather than L. The excess is a fixed few ms per call, so it shrinks in proportion as L grows towards a real model's seconds: compare the two latencies"})
 	}
 	if opts.Quick {
 		s.Notes = append(s.Notes, "The tokens-per-minute run takes over a minute (the fake's window is one minute) and is skipped with --quick.")
