@@ -3,39 +3,15 @@ package plan
 import (
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	golden_ "github.com/baton-dev/baton/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites the file with -update,
-// so every change to a prompt shows up in review as a diff.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got), run go test -update if intended:\n%s", name, diff)
-	}
-}
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) { golden_.Check(t, filepath.Join("testdata", name), got) }
 
 var testSkills = []SkillInfo{
 	{Name: "summarization", Description: "Condense a passage into its gist."},

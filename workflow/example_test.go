@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,13 +8,12 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/baton-dev/baton/tokens"
 	"github.com/baton-dev/baton/workspace"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata")
+	golden_ "github.com/baton-dev/baton/internal/golden"
+)
 
 // TestExampleWorkflow loads the workflow that ships in examples/workflow,
 // validates it against its skills, follows the chain of default next steps
@@ -106,22 +104,4 @@ func TestExampleWorkflow(t *testing.T) {
 
 func tokensOf(s string) int { return tokens.Count(s) }
 
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
+func golden(t *testing.T, path, got string) { golden_.Check(t, path, got) }
