@@ -308,13 +308,6 @@ func (r *run) retrievalPlan() *plan.Plan {
 
 // ---- Phase 2: assemble (no model call) ----
 
-// prepared is a delegated subtask ready to send.
-type prepared struct {
-	req       *llm.Request
-	naiveUser string
-	sliceText string
-}
-
 func (r *run) assemble(p *plan.Plan) {
 	r.cfg.Progress(Event{Index: -1, Phase: "assemble", Status: "running"})
 	for i, st := range p.Subtasks {
@@ -328,9 +321,9 @@ func (r *run) assemble(p *plan.Plan) {
 	}
 }
 
-// prepare cuts the slice of subtask i and builds its request; it also builds
+// prepare cuts the slice of subtask i and builds its request; it also counts
 // the naive prompt (the same request with the whole context) for accounting.
-func (r *run) prepare(i int) prepared {
+func (r *run) prepare(i int) *llm.Request {
 	res := &r.rec.Subtasks[i]
 	st := r.rec.Plan.Subtasks[i]
 	sk, ok := r.cfg.Skills.Get(st.Skill)
@@ -378,7 +371,7 @@ func (r *run) prepare(i int) prepared {
 	r.acct.SubagentInputTokens += res.PromptTokens
 	r.acct.NaiveInputTokens += naive
 	r.mu.Unlock()
-	return prepared{req: req, sliceText: text}
+	return req
 }
 
 // estimate fills the accounting of a dry run: every delegated prompt is
@@ -399,10 +392,10 @@ func (r *run) dispatch(ctx context.Context) error {
 	// Every request is built before the first is sent, so that a slot
 	// freed by a finished sub-agent is taken at once rather than after the
 	// next subtask's slice has been cut and counted.
-	prepared := map[int]prepared{}
+	reqs := map[int]*llm.Request{}
 	for i := range r.rec.Subtasks {
 		if r.rec.Subtasks[i].Mode == ModeDelegated {
-			prepared[i] = r.prepare(i)
+			reqs[i] = r.prepare(i)
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -412,7 +405,7 @@ func (r *run) dispatch(ctx context.Context) error {
 		if r.rec.Subtasks[i].Mode != ModeDelegated {
 			continue
 		}
-		pr := prepared[i]
+		req := reqs[i]
 		g.Go(func() error {
 			res := &r.rec.Subtasks[i]
 			if gctx.Err() != nil {
@@ -422,7 +415,7 @@ func (r *run) dispatch(ctx context.Context) error {
 			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "running", Message: res.Task})
 			t0 := r.cfg.Now()
 			var usage llm.Usage
-			resp, err := r.cfg.Model.Generate(gctx, pr.req)
+			resp, err := r.cfg.Model.Generate(gctx, req)
 			res.DurationMS = r.cfg.Now().Sub(t0).Milliseconds()
 			if resp != nil {
 				usage = resp.Usage
