@@ -125,27 +125,42 @@ func wrappedPlan(obj map[string]json.RawMessage) map[string]json.RawMessage {
 	return nil
 }
 
+// jsonStrings follows whether a byte of JSON text is inside a string, so
+// that the scanners below see only structure.
+type jsonStrings struct{ in, escaped bool }
+
+// inString reports whether c, the next byte, belongs to a string (its
+// quotes included).
+func (s *jsonStrings) inString(c byte) bool {
+	if s.in {
+		switch {
+		case s.escaped:
+			s.escaped = false
+		case c == '\\':
+			s.escaped = true
+		case c == '"':
+			s.in = false
+		}
+		return true
+	}
+	if c == '"' {
+		s.in = true
+		return true
+	}
+	return false
+}
+
 // matchBrace returns the index of the brace closing the object that opens at
 // s[start], or -1. Braces inside JSON strings do not count.
 func matchBrace(s string, start int) int {
 	depth := 0
-	inString, escaped := false, false
+	var str jsonStrings
 	for i := start; i < len(s); i++ {
 		c := s[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if str.inString(c) {
 			continue
 		}
 		switch c {
-		case '"':
-			inString = true
 		case '{':
 			depth++
 		case '}':
@@ -165,25 +180,10 @@ func stripTrailingCommas(b []byte) []byte {
 		return b
 	}
 	out := make([]byte, 0, len(b))
-	inString, escaped := false, false
+	var str jsonStrings
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			out = append(out, c)
-			continue
-		}
-		if c == '"' {
-			inString = true
-		}
-		if c == ',' {
+		if !str.inString(c) && c == ',' {
 			j := i + 1
 			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r') {
 				j++
