@@ -249,7 +249,7 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 				opts.logf("  fan-out N=%d K=%d L=%s", n, k, lat)
 				r, err := runFanout(ctx, n, k, lat, false)
 				if err != nil {
-					return Section{}, fmt.Errorf("N=%d K=%d L=%s: %w", n, k, lat, err)
+					return Section{}, fmt.Errorf("fan-out N=%d K=%d L=%s: %w", n, k, lat, err)
 				}
 				q := float64(r.Dispatch) / float64(r.Ideal)
 				if q > worst[lat] {
