@@ -76,6 +76,13 @@ type Config struct {
 	Stream       bool
 	Progress     func(Event) // called from several goroutines at once
 	Now          func() time.Time
+	// Redactor masks secrets (an API key, a gateway token) in every error
+	// text the run quotes: in the record, in progress events, in the
+	// synthesis prompt and in the error Ask returns. Without one, and on
+	// top of it, the secret parts of any URL in those texts are masked
+	// (llm.ScrubURLs), so a model that was not wrapped by the provider
+	// package still cannot leak its base URL's token.
+	Redactor *llm.Redactor
 }
 
 // Event reports progress of one subtask (or a phase, with Index -1).
@@ -181,6 +188,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	u := &r.rec.Usage
 	u.Total = u.Planner.Add(u.Subagents).Add(u.Synthesis)
 	r.rec.DurationMS = cfg.Now().Sub(start).Milliseconds()
+	err = r.cfg.Redactor.Error(err)
 	if err != nil && !errors.Is(err, ErrPartial) {
 		r.rec.Error = err.Error()
 	}
@@ -264,7 +272,7 @@ func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
 	if err != nil && errors.As(err, &pe) && pe.StatusCode == http.StatusBadRequest {
 		// Some models and compatible servers refuse structured output.
 		// The plan parser tolerates free text, so ask again without it.
-		r.warnf("the provider refused the planner request with a JSON schema (%s); asked again without one", oneLine(err))
+		r.warnf("the provider refused the planner request with a JSON schema (%s); asked again without one", r.errText(err))
 		req.JSONSchema = nil
 		resp, err = r.call(ctx, req, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
 	}
@@ -409,7 +417,7 @@ func (r *run) dispatch(ctx context.Context) error {
 		g.Go(func() error {
 			res := &r.rec.Subtasks[i]
 			if gctx.Err() != nil {
-				res.Error = "not run: " + context.Cause(gctx).Error()
+				res.Error = "not run: " + r.errText(context.Cause(gctx))
 				return nil
 			}
 			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "running", Message: res.Task})
@@ -427,7 +435,7 @@ func (r *run) dispatch(ctx context.Context) error {
 			r.mu.Unlock()
 			res.Usage = usage
 			if err != nil {
-				res.Status, res.Error = StatusFailed, oneLine(err)
+				res.Status, res.Error = StatusFailed, r.errText(err)
 				r.mu.Lock()
 				failed++
 				r.mu.Unlock()
@@ -551,6 +559,12 @@ func (r *run) count(parts ...string) int {
 		n += r.cfg.Counter.Count(p)
 	}
 	return n
+}
+
+// errText is err as the run quotes it, in the record, in progress events
+// and in the synthesis prompt: on one line, with secrets masked.
+func (r *run) errText(err error) string {
+	return r.cfg.Redactor.Text(oneLine(err))
 }
 
 // oneLine keeps error text to one line for records and terminals.

@@ -149,7 +149,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		default:
 			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
 			cfg.PlannerModel = f.plannerModel
-			cfg.Model = m
+			cfg.Model, cfg.Redactor = m, sel.Redactor
 		}
 	}
 	cfg.Counter = tokens.ForModel(cfg.ModelName)

@@ -13,6 +13,25 @@
 //     reached through its OpenAI-compatible endpoint.
 //
 // When none applies, Resolve returns an error wrapping llm.ErrNoProvider.
+//
+// # Secrets
+//
+// An API key and a gateway's base URL are secrets: a gateway may take its
+// token in the URL's path (https://gw.example/<token>/v1) or query string
+// (?key=<token>). Nothing Resolve returns shows them. Selection.BaseURL and
+// Selection.String show the URL masked by llm's rule (user information, query
+// values and every path segment that is not a plain API word such as "v1" or
+// "openai"; see llm.URLSecrets), every error Resolve returns is masked, and
+// the client in Selection.LLM masks every error it returns with the whole
+// secret set (the key and every secret part of the base URL), keeping a
+// *llm.ProviderError's status, type and retry-after so the retry policy
+// decides as before. Selection.Redactor masks the same set in any other text.
+//
+// User information in a base URL is refused: it belongs in the API key
+// variable. A query string is carried to every request (the SDKs would drop
+// it, since they resolve request paths against the base URL), so gateways
+// and Azure-style ?api-version= endpoints work. OLLAMA_HOST takes no query
+// string, as Ollama's own client takes none; one is refused.
 package provider
 
 import (
@@ -98,14 +117,19 @@ type Selection struct {
 	Provider string
 	// Model is the model name requests will use.
 	Model string
-	// BaseURL is the endpoint the client talks to.
+	// BaseURL is the endpoint the client talks to, with its secret parts
+	// masked (llm.RedactURL), for display.
 	BaseURL string
 	// Source says what made the choice, for messages such as "using ollama
 	// (found at OLLAMA_HOST)": a flag or an environment variable name.
 	Source string
-	// LLM is the raw provider client, without retries or limits; the caller
-	// wraps it with llm.WithLimits and llm.WithRetry.
+	// LLM is the provider client, without retries or limits; the caller
+	// wraps it with llm.WithLimits and llm.WithRetry. Every error it returns
+	// is already masked by Redactor.
 	LLM llm.Model
+	// Redactor masks the API key and the base URL's secret parts; callers
+	// pass it to whatever quotes provider errors (orchestrate.Config).
+	Redactor *llm.Redactor
 }
 
 // String describes the selection without any credential.
@@ -129,6 +153,23 @@ func Resolve(ctx context.Context, opts Options, env func(string) string) (*Selec
 	if env == nil {
 		env = os.Getenv
 	}
+	sel, err := resolve(ctx, opts, env)
+	if err != nil {
+		// Every message below may quote a configured URL or a server's
+		// answer; mask whatever any of the variables holds.
+		var secrets []string
+		for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
+			secrets = append(secrets, strings.TrimSpace(env(k)))
+		}
+		for _, u := range []string{opts.BaseURL, env("ANTHROPIC_BASE_URL"), env("OPENAI_BASE_URL"), env("OLLAMA_HOST")} {
+			secrets = append(secrets, llm.URLSecrets(strings.TrimSpace(u))...)
+		}
+		return nil, llm.NewRedactor(secrets...).Error(err)
+	}
+	return sel, nil
+}
+
+func resolve(ctx context.Context, opts Options, env func(string) string) (*Selection, error) {
 	getenv := func(k string) string { return strings.TrimSpace(env(k)) }
 	name := strings.ToLower(strings.TrimSpace(opts.Provider))
 	opts.Model = strings.TrimSpace(opts.Model)
@@ -177,37 +218,43 @@ func Resolve(ctx context.Context, opts Options, env func(string) string) (*Selec
 	sel, err := newOllama(ctx, opts, host, src)
 	if errors.Is(err, errOllamaUnreachable) && ctx.Err() == nil {
 		return nil, fmt.Errorf("%w: set ANTHROPIC_API_KEY, set OPENAI_API_KEY or OPENAI_BASE_URL, or start an Ollama server at OLLAMA_HOST (no server answered at %s)",
-			llm.ErrNoProvider, host)
+			llm.ErrNoProvider, llm.RedactURL(host))
 	}
 	return sel, err
 }
 
 func newAnthropic(opts Options, key, base, src string) (*Selection, error) {
-	base, err := normalizeURL(first(base, DefaultAnthropicBaseURL))
+	raw := first(base, DefaultAnthropicBaseURL)
+	base, query, err := normalizeURL(raw)
 	if err != nil {
 		return nil, fmt.Errorf("provider anthropic: %w", err)
 	}
+	red := llm.NewRedactor(append(llm.URLSecrets(raw), key)...)
 	model := first(opts.Model, DefaultAnthropicModel)
 	m, err := anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Model: model,
-		HTTPClient: opts.HTTPClient, CountTokens: tokens.ForModel(model).Count})
+		HTTPClient: withQuery(opts.HTTPClient, query), CountTokens: tokens.ForModel(model).Count})
 	if err != nil {
-		return nil, fmt.Errorf("provider anthropic: %w", err)
+		return nil, red.Error(fmt.Errorf("provider anthropic: %w", err))
 	}
-	return &Selection{Provider: Anthropic, Model: model, BaseURL: base, Source: src, LLM: m}, nil
+	return &Selection{Provider: Anthropic, Model: model, BaseURL: llm.RedactURL(base + queryString(query)), Source: src,
+		LLM: redacting{m, red}, Redactor: red}, nil
 }
 
 func newOpenAI(opts Options, key, base, src string) (*Selection, error) {
-	base, err := normalizeURL(first(base, DefaultOpenAIBaseURL))
+	raw := first(base, DefaultOpenAIBaseURL)
+	base, query, err := normalizeURL(raw)
 	if err != nil {
 		return nil, fmt.Errorf("provider openai: %w", err)
 	}
+	red := llm.NewRedactor(append(llm.URLSecrets(raw), key)...)
 	model := first(opts.Model, DefaultOpenAIModel)
 	m, err := openai.New(openai.Config{APIKey: key, BaseURL: base, Model: model,
-		HTTPClient: opts.HTTPClient, CountTokens: tokens.ForModel(model).Count})
+		HTTPClient: withQuery(opts.HTTPClient, query), CountTokens: tokens.ForModel(model).Count})
 	if err != nil {
-		return nil, fmt.Errorf("provider openai: %w", err)
+		return nil, red.Error(fmt.Errorf("provider openai: %w", err))
 	}
-	return &Selection{Provider: OpenAI, Model: model, BaseURL: base, Source: src, LLM: m}, nil
+	return &Selection{Provider: OpenAI, Model: model, BaseURL: llm.RedactURL(base + queryString(query)), Source: src,
+		LLM: redacting{m, red}, Redactor: red}, nil
 }
 
 // errOllamaUnreachable marks a probe that found no server, as opposed to a
@@ -226,17 +273,21 @@ func newOllama(ctx context.Context, opts Options, host, src string) (*Selection,
 	model := opts.Model
 	if model == "" {
 		if len(models) == 0 {
-			return nil, fmt.Errorf("provider ollama: the server at %s lists no models: pull one with 'ollama pull <model>' or name one with --model", root)
+			return nil, fmt.Errorf("provider ollama: the server at %s lists no models: pull one with 'ollama pull <model>' or name one with --model", llm.RedactURL(root))
 		}
 		model = models[0]
 	}
 	base := root + "/v1"
+	// The key sent to Ollama is a constant, not a secret, and is left out:
+	// masking the word "ollama" would only garble messages.
+	red := llm.NewRedactor(llm.URLSecrets(host)...)
 	m, err := openai.New(openai.Config{APIKey: ollamaAPIKey, BaseURL: base, Model: model,
 		HTTPClient: opts.HTTPClient, CountTokens: tokens.ForModel(model).Count})
 	if err != nil {
-		return nil, fmt.Errorf("provider ollama: %w", err)
+		return nil, red.Error(fmt.Errorf("provider ollama: %w", err))
 	}
-	return &Selection{Provider: Ollama, Model: model, BaseURL: base, Source: src, LLM: m}, nil
+	return &Selection{Provider: Ollama, Model: model, BaseURL: llm.RedactURL(base), Source: src,
+		LLM: redacting{m, red}, Redactor: red}, nil
 }
 
 // probeOllama lists the server's models with GET /api/tags, the cheapest
@@ -291,6 +342,13 @@ func OllamaURL(host string) (string, error) {
 	if s == "" {
 		s = DefaultOllamaHost
 	}
+	shown := llm.RedactURL(s)
+	if strings.ContainsAny(s, "?#") {
+		return "", fmt.Errorf("OLLAMA_HOST %q: a query string or fragment is not supported", shown)
+	}
+	if strings.Contains(s, "@") {
+		return "", fmt.Errorf("OLLAMA_HOST %q: credentials in the address are not supported", shown)
+	}
 	scheme, rest, ok := strings.Cut(s, "://")
 	port := "11434"
 	switch {
@@ -301,7 +359,7 @@ func OllamaURL(host string) (string, error) {
 	case strings.EqualFold(scheme, "https"):
 		scheme, port = "https", "443"
 	default:
-		return "", fmt.Errorf("OLLAMA_HOST %q: scheme must be http or https", host)
+		return "", fmt.Errorf("OLLAMA_HOST %q: scheme must be http or https", shown)
 	}
 	hostport, path, _ := strings.Cut(rest, "/")
 	h, p, err := net.SplitHostPort(hostport)
@@ -313,10 +371,10 @@ func OllamaURL(host string) (string, error) {
 		h = "127.0.0.1"
 	}
 	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("OLLAMA_HOST %q: invalid port %q", host, p)
+		return "", fmt.Errorf("OLLAMA_HOST %q: invalid port %q", shown, p)
 	}
 	if strings.ContainsAny(h, " /?#@") {
-		return "", fmt.Errorf("OLLAMA_HOST %q: invalid host %q", host, h)
+		return "", fmt.Errorf("OLLAMA_HOST %q: invalid host %q", shown, h)
 	}
 	u := scheme + "://" + net.JoinHostPort(h, p)
 	if path = strings.Trim(path, "/"); path != "" {
@@ -326,25 +384,34 @@ func OllamaURL(host string) (string, error) {
 }
 
 // normalizeURL checks a base URL and drops its trailing slash, so that
-// "http://x/v1/" and "http://x/v1" reach the same endpoints.
-func normalizeURL(raw string) (string, error) {
+// "http://x/v1/" and "http://x/v1" reach the same endpoints. The query string
+// is returned apart, to be added to every request (see withQuery). Messages
+// show the URL masked, also when it does not parse.
+func normalizeURL(raw string) (string, url.Values, error) {
+	shown := llm.RedactURL(raw)
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("invalid base URL %q: want http(s)://host[:port][/path]", redact(raw))
+		return "", nil, fmt.Errorf("invalid base URL %q: want http(s)://host[:port][/path]", shown)
 	}
 	if u.User != nil {
-		return "", fmt.Errorf("invalid base URL %q: credentials belong in the API key variable, not the URL", redact(raw))
+		return "", nil, fmt.Errorf("invalid base URL %q: credentials belong in the API key variable, not the URL", shown)
 	}
-	return strings.TrimRight(u.String(), "/"), nil
+	if u.Fragment != "" || strings.HasSuffix(raw, "#") {
+		return "", nil, fmt.Errorf("invalid base URL %q: a fragment is never sent to a server", shown)
+	}
+	query, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", nil, fmt.Errorf("invalid base URL %q: the query string is malformed", shown)
+	}
+	u.RawQuery, u.ForceQuery = "", false
+	return strings.TrimRight(u.String(), "/"), query, nil
 }
 
-// redact hides user information in a URL that is about to be printed.
-func redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		u.User = url.User("REDACTED")
-		return u.String()
+func queryString(q url.Values) string {
+	if len(q) == 0 {
+		return ""
 	}
-	return raw
+	return "?" + q.Encode()
 }
 
 func first(vs ...string) string {

@@ -249,7 +249,7 @@ func TestResolveErrors(t *testing.T) {
 		{
 			name:     "credentials in a base URL are not echoed",
 			env:      map[string]string{"OPENAI_BASE_URL": "http://user:" + secret + "@host/v1"},
-			wantText: []string{"invalid base URL", "REDACTED"},
+			wantText: []string{"invalid base URL", "[redacted]@host"},
 		},
 	}
 	for _, tt := range tests {
