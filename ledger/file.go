@@ -4,17 +4,83 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/baton-dev/baton/atomicfile"
 )
 
-// Read parses the ledger file at path.
-func Read(path string) ([]Entry, []Problem, error) {
-	data, err := os.ReadFile(path)
+// Every read and write goes through an os.Root opened at the ledger's own
+// folder, and the ledger itself must be a regular file. A ledger lives in
+// the workspace, where a model can read files: a symlink planted there must
+// neither hand outside content to the model nor have baton write through it.
+
+// openFolder opens the folder holding path. The caller closes the root.
+func openFolder(path string) (*os.Root, string, error) {
+	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
-		return nil, nil, fmt.Errorf("ledger: %w", err)
+		return nil, "", fmt.Errorf("ledger %s: %w", path, unwrapPath(err))
+	}
+	return root, filepath.Base(path), nil
+}
+
+// errSymlink is the refusal for a ledger that is a symlink.
+func errSymlink(path string) error {
+	return fmt.Errorf("ledger %s %w; baton keeps its ledger as a regular file", path, atomicfile.ErrSymlink)
+}
+
+// readIn returns the ledger's bytes and mode, refusing anything but a
+// regular file. The file opened is checked to be the one inspected, so a
+// symlink swapped in between is caught rather than followed.
+func readIn(root *os.Root, name, path string) ([]byte, fs.FileMode, error) {
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ledger %s: %w", path, unwrapPath(err))
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, 0, errSymlink(path)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("ledger %s: not a regular file", path)
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ledger %s: %w", path, unwrapPath(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
+		return nil, 0, fmt.Errorf("ledger %s: the file was replaced while being opened; try again", path)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ledger %s: %w", path, unwrapPath(err))
+	}
+	return data, fi.Mode().Perm(), nil
+}
+
+// unwrapPath drops the *fs.PathError wrapper, whose message names the path
+// relative to the root; errors name the ledger as the caller gave it.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Read parses the ledger file at path. A missing ledger is an error wrapping
+// fs.ErrNotExist; a symlinked one is refused.
+func Read(path string) ([]Entry, []Problem, error) {
+	root, name, err := openFolder(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	data, _, err := readIn(root, name, path)
+	if err != nil {
+		return nil, nil, err
 	}
 	return Parse(data, path)
 }
@@ -24,6 +90,7 @@ func Read(path string) ([]Entry, []Problem, error) {
 // turns through a lock file beside the ledger (<path>.lock). The write is
 // atomic, and afterwards the file is read back to check that the old content
 // is an exact prefix of the new: a ledger is never truncated or rewritten.
+// A ledger that is a symlink is refused, never followed or replaced.
 func Append(path string, e Entry) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("ledger %s: %w", path, err)
@@ -40,13 +107,17 @@ func Append(path string, e Entry) error {
 		return err
 	}
 	defer unlock()
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("ledger %s: %w", path, err)
+	root, name, err := openFolder(path)
+	if err != nil {
+		return err
 	}
-	perm := fs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		perm = st.Mode().Perm()
+	defer root.Close()
+	old, perm, err := readIn(root, name, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		old, perm, err = nil, 0o644, nil
+	}
+	if err != nil {
+		return err
 	}
 	next := make([]byte, 0, len(old)+len(entry)+2)
 	next = append(next, old...)
@@ -59,12 +130,15 @@ func Append(path string, e Entry) error {
 		next = append(next, '\n', '\n')
 	}
 	next = append(next, entry...)
-	if err := atomicfile.Write(path, next, perm); err != nil {
-		return fmt.Errorf("ledger: %w", err)
+	if err := atomicfile.WriteIn(root, name, next, perm); err != nil {
+		if errors.Is(err, atomicfile.ErrSymlink) {
+			return errSymlink(path)
+		}
+		return fmt.Errorf("ledger %s: %w", path, unwrapPath(errors.Unwrap(err)))
 	}
-	got, err := os.ReadFile(path)
+	got, _, err := readIn(root, name, path)
 	if err != nil {
-		return fmt.Errorf("ledger %s: reading back: %w", path, err)
+		return err // it names the ledger
 	}
 	if !bytes.HasPrefix(got, old) {
 		return fmt.Errorf("ledger %s: %w", path, ErrRewritten)

@@ -44,13 +44,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/baton-dev/baton/atomicfile"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -102,20 +99,26 @@ type document struct {
 // Load reads path. A missing file is an empty document that Save creates;
 // that is how a first run starts.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	root, name, err := openFolder(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Parse(nil, path) // the folder is missing too
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	data, mode, err := readIn(root, name, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Parse(nil, path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("state %s: %w", path, err)
+		return nil, err
 	}
 	f, err := Parse(data, path)
 	if err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(path); err == nil {
-		f.mode = st.Mode().Perm()
-	}
+	f.mode = mode
 	return f, nil
 }
 
@@ -153,20 +156,14 @@ func (f *File) Get(path ...string) (any, bool) {
 }
 
 // Save writes the file atomically, keeping the mode of the file it was
-// loaded from. If path is a symbolic link the link's target is replaced, so
-// a user who links state.yaml elsewhere keeps the link.
+// loaded from. If path is a symbolic link to a file in the same folder, the
+// link's target is replaced, so a user who links state.yaml to a sibling
+// keeps the link; a link leading out of the folder is refused.
 func (f *File) Save() error {
 	if f.path == "" {
 		return fmt.Errorf("state: save: %w", ErrNoPath)
 	}
-	target := f.path
-	if resolved, err := filepath.EvalSymlinks(f.path); err == nil {
-		target = resolved
-	}
-	if err := atomicfile.Write(target, f.data, f.mode); err != nil {
-		return fmt.Errorf("state %s: %w", f.path, err)
-	}
-	return nil
+	return writeIn(f.path, f.data, f.mode)
 }
 
 // parseDocument parses and decodes data, returning one-line errors.

@@ -50,29 +50,29 @@ func (w *Workspace) ReadFile(rel string, maxBytes int) (string, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxRead
 	}
-	p, err := w.Resolve(rel)
+	l, err := w.find("read", rel, false)
 	if err != nil {
-		return "", fmt.Errorf("read %w", err)
+		return "", err
 	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", rel, unwrapPathError(err))
-	}
-	if fi.IsDir() {
+	defer l.release()
+	switch {
+	case l.notDir:
+		return "", fmt.Errorf("read %s: not a directory", rel)
+	case l.info == nil:
+		return "", fmt.Errorf("read %s: %w", rel, unwrapPathError(l.err))
+	case l.info.IsDir():
 		return "", fmt.Errorf("read %s: is a directory", rel)
-	}
-	if !fi.Mode().IsRegular() {
+	case !l.info.Mode().IsRegular():
 		return "", fmt.Errorf("read %s: not a regular file", rel)
+	case l.info.Size() > int64(maxBytes):
+		return "", fmt.Errorf("read %s: %w: %d bytes, the limit is %d", rel, ErrTooLarge, l.info.Size(), maxBytes)
 	}
-	if fi.Size() > int64(maxBytes) {
-		return "", fmt.Errorf("read %s: %w: %d bytes, the limit is %d", rel, ErrTooLarge, fi.Size(), maxBytes)
-	}
-	f, err := os.Open(p)
+	f, err := openFile(l.dir, l.name, l.info)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", rel, unwrapPathError(err))
 	}
 	defer f.Close()
-	// Read one byte past the limit: the file may have grown since Stat.
+	// Read one byte past the limit: the file may have grown since Lstat.
 	data, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", rel, unwrapPathError(err))
@@ -84,6 +84,35 @@ func (w *Workspace) ReadFile(rel string, maxBytes int) (string, error) {
 		return "", fmt.Errorf("read %s: %w (binary content)", rel, ErrBinary)
 	}
 	return string(data), nil
+}
+
+// find checks rel as given against the rules, locates it, and checks where
+// it leads too; errors name rel as given and start with op. The caller must
+// release the result.
+func (w *Workspace) find(op, rel string, write bool) (*loc, error) {
+	clean, err := cleanPath(rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s %w", op, err)
+	}
+	forbidden := w.rules.denies
+	if write {
+		forbidden = w.rules.forbidsWrite
+	}
+	if forbidden(clean) {
+		return nil, protected(op, rel)
+	}
+	l, err := w.locate(clean)
+	if errors.Is(err, errProtectedHop) {
+		return nil, protected(op, rel)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s path %q: %w", op, rel, err)
+	}
+	if forbidden(l.rel) {
+		l.release()
+		return nil, protected(op, rel)
+	}
+	return l, nil
 }
 
 // isText reports whether the head of data looks like UTF-8 text: no NUL
@@ -125,23 +154,52 @@ func unwrapPathError(err error) error {
 // WriteFile replaces the file rel names with data, atomically, creating
 // missing parent directories inside the workspace. A path that is, or runs
 // through, a symlink leading outside the workspace is refused before
-// anything is created.
+// anything is created; a symlink inside it has its target replaced.
 func (w *Workspace) WriteFile(rel string, data []byte) error {
-	p, err := w.Resolve(rel)
-	if err != nil {
-		return fmt.Errorf("write %w", err)
+	// Each round creates one missing folder and locates the path afresh, so
+	// every folder the file ends up in was checked as it was opened.
+	for range maxWriteRounds {
+		l, err := w.find("write", rel, true)
+		if err != nil {
+			return err
+		}
+		if first, _, more := strings.Cut(l.name, "/"); more && !l.notDir {
+			err := l.dir.Mkdir(first, 0o755)
+			l.release()
+			if err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("write %s: %w", rel, unwrapPathError(err))
+			}
+			continue
+		}
+		err = w.writeAt(l, rel, data)
+		l.release()
+		return err
 	}
-	if p == w.root {
+	return fmt.Errorf("write %s: too many folders to create", rel)
+}
+
+// maxWriteRounds bounds the folders one WriteFile creates.
+const maxWriteRounds = 64
+
+func (w *Workspace) writeAt(l *loc, rel string, data []byte) error {
+	switch {
+	case l.rel == ".":
 		return fmt.Errorf("write %s: is the workspace root", rel)
+	case l.notDir:
+		return fmt.Errorf("write %s: not a directory", rel)
+	case l.info != nil && l.info.IsDir():
+		return fmt.Errorf("write %s: is a directory", rel)
+	case l.info != nil && !l.info.Mode().IsRegular():
+		return fmt.Errorf("write %s: not a regular file", rel)
 	}
 	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("write %s: is a directory", rel)
-		}
-		perm = fi.Mode().Perm()
+	if l.info != nil {
+		perm = l.info.Mode().Perm()
 	}
-	if err := atomicfile.Write(p, data, perm); err != nil {
+	if err := atomicfile.WriteIn(l.dir, l.name, data, perm); err != nil {
+		if errors.Is(err, atomicfile.ErrSymlink) {
+			return fmt.Errorf("write %s: %w", rel, errChanged)
+		}
 		return fmt.Errorf("write %s: %w", rel, unwrapPathError(errors.Unwrap(err)))
 	}
 	return nil
@@ -158,7 +216,7 @@ func (w *Workspace) WriteFile(rel string, data []byte) error {
 // then sorted) are returned with an error wrapping ErrTruncated.
 func (w *Workspace) List(pattern string) ([]string, error) {
 	var out []string
-	err := w.walkMatches(pattern, func(rel, _ string) bool {
+	err := w.walkMatches(pattern, func(rel string, _ *os.Root, _ string, _ fs.FileInfo) bool {
 		out = append(out, rel)
 		return len(out) < MaxListEntries
 	})
@@ -175,9 +233,11 @@ func (w *Workspace) List(pattern string) ([]string, error) {
 // errStop ends a walk early because a bound was reached.
 var errStop = errors.New("stop")
 
-// walkMatches calls fn with the relative and absolute path of each file
-// matching pattern until fn returns false (then it returns errStop).
-func (w *Workspace) walkMatches(pattern string, fn func(rel, abs string) bool) error {
+// walkMatches calls fn for each regular file matching pattern, with its
+// workspace-relative path, the open directory holding the file, its name
+// there and its Lstat, until fn returns false (then it returns errStop).
+// Denied paths are skipped as if absent.
+func (w *Workspace) walkMatches(pattern string, fn func(rel string, dir *os.Root, name string, info fs.FileInfo) bool) error {
 	pat := strings.Trim(filepath.ToSlash(pattern), "/")
 	if strings.HasPrefix(filepath.ToSlash(pattern), "/") {
 		return fmt.Errorf("pattern %q is absolute: %w", pattern, ErrOutsideWorkspace)
@@ -206,7 +266,7 @@ func (w *Workspace) walkMatches(pattern string, fn func(rel, abs string) bool) e
 			literal[s] = true
 		}
 	}
-	// Start at the longest literal prefix: it is cheaper, and resolving it
+	// Start at the longest literal prefix: it is cheaper, and locating it
 	// applies the symlink checks to the part of the pattern we do not walk.
 	n := 0
 	for n < len(segs)-1 && !hasMeta(segs[n]) && segs[n] != "**" {
@@ -216,70 +276,121 @@ func (w *Workspace) walkMatches(pattern string, fn func(rel, abs string) bool) e
 	if n > 0 {
 		base = strings.Join(segs[:n], "/")
 	}
-	start, err := w.Resolve(base)
-	if err != nil {
-		return fmt.Errorf("list %w", err)
+	l, err := w.find("list", base, false)
+	if errors.Is(err, ErrProtected) {
+		return nil // a denied folder lists as empty
 	}
-	if fi, err := os.Stat(start); err != nil || !fi.IsDir() {
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	if l.name != "." {
 		return nil // nothing matches under a missing folder or a file
 	}
-	visited := 0
-	walkErr := filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if abs == start {
-				return err
-			}
-			return nil // unreadable entries are skipped, not fatal
-		}
-		visited++
-		if visited > maxWalkEntries {
-			return errStop
-		}
-		if abs == start {
-			return nil
-		}
-		name := d.Name()
-		if name == ".git" || (strings.HasPrefix(name, ".") && !literal[name]) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		suffix, _ := filepath.Rel(start, abs)
-		relSegs := append(append([]string(nil), segs[:n]...), splitPath(suffix)...)
-		rel := strings.Join(relSegs, "/")
-		if d.IsDir() {
-			if !matchPrefix(segs, relSegs) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !matchSegs(segs, relSegs) {
-			return nil
-		}
-		real := abs
-		if d.Type()&fs.ModeSymlink != 0 {
-			r, err := w.Resolve(rel)
-			if err != nil {
-				return nil
-			}
-			fi, err := os.Stat(r)
-			if err != nil || !fi.Mode().IsRegular() {
-				return nil
-			}
-			real = r
-		} else if !d.Type().IsRegular() {
-			return nil
-		}
-		if !fn(rel, real) {
-			return errStop
-		}
-		return nil
-	})
+	tw := treeWalk{w: w, segs: segs, literal: literal, fn: fn}
+	entries, err := fs.ReadDir(l.dir.FS(), ".")
+	if err != nil {
+		return fmt.Errorf("list %q: %w", pattern, unwrapPathError(err))
+	}
+	walkErr := tw.walk(l.dir, segs[:n:n], strings.Split(l.rel, "/"), entries)
 	if walkErr != nil && !errors.Is(walkErr, errStop) {
 		return fmt.Errorf("list %q: %w", pattern, unwrapPathError(walkErr))
 	}
 	return walkErr
+}
+
+// treeWalk is one walk of walkMatches. Each folder is opened through its
+// parent's handle and checked to be the folder that was listed, so the walk
+// never wanders through a folder swapped for a symlink.
+type treeWalk struct {
+	w       *Workspace
+	segs    []string        // the pattern's segments
+	literal map[string]bool // segments of the pattern without wildcards
+	fn      func(rel string, dir *os.Root, name string, info fs.FileInfo) bool
+	visited int
+}
+
+// walk visits entries, the sorted contents of dir. Its path is prefix as
+// the pattern names it and real once symlinks are resolved ("." for the
+// root); the rules are checked against both.
+func (t *treeWalk) walk(dir *os.Root, prefix, real []string, entries []fs.DirEntry) error {
+	if len(real) == 1 && real[0] == "." {
+		real = nil
+	}
+	for _, d := range entries {
+		t.visited++
+		if t.visited > maxWalkEntries {
+			return errStop
+		}
+		name := d.Name()
+		if strings.HasPrefix(name, ".") && !t.literal[name] {
+			continue
+		}
+		relSegs := append(prefix[:len(prefix):len(prefix)], name)
+		realSegs := append(real[:len(real):len(real)], name)
+		rel := strings.Join(relSegs, "/")
+		// The folders above were checked on the way down.
+		if t.w.rules.deniesExactly(rel) || t.w.rules.deniesExactly(strings.Join(realSegs, "/")) {
+			continue
+		}
+		if d.IsDir() {
+			if !matchPrefix(t.segs, relSegs) {
+				continue
+			}
+			if err := t.descend(dir, name, relSegs, realSegs); err != nil {
+				return err
+			}
+			continue
+		}
+		if !matchSegs(t.segs, relSegs) {
+			continue
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// Listed only if it leads to a regular file inside the workspace
+			// that the rules allow.
+			l, err := t.w.find("list", rel, false)
+			if err != nil {
+				continue
+			}
+			ok := l.info != nil && l.info.Mode().IsRegular()
+			more := !ok || t.fn(rel, l.dir, l.name, l.info)
+			l.release()
+			if !more {
+				return errStop
+			}
+			continue
+		}
+		if !d.Type().IsRegular() {
+			continue
+		}
+		info, err := dir.Lstat(name)
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if !t.fn(rel, dir, name, info) {
+			return errStop
+		}
+	}
+	return nil
+}
+
+// descend walks the folder name under dir; an unreadable or changed folder
+// is skipped, not fatal.
+func (t *treeWalk) descend(dir *os.Root, name string, relSegs, realSegs []string) error {
+	info, err := dir.Lstat(name)
+	if err != nil || !info.IsDir() {
+		return nil
+	}
+	sub, err := openDir(dir, name, info)
+	if err != nil {
+		return nil
+	}
+	defer sub.Close()
+	entries, err := fs.ReadDir(sub.FS(), ".")
+	if err != nil {
+		return nil
+	}
+	return t.walk(sub, relSegs, realSegs, entries)
 }
 
 func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
@@ -368,8 +479,8 @@ func (w *Workspace) Search(query string, opts SearchOptions) ([]Hit, error) {
 	}
 	var hits []Hit
 	var fileErr error
-	err = w.walkMatches(opts.Glob, func(rel, abs string) bool {
-		fileErr = searchFile(rel, abs, opts.MaxFileBytes, match, func(h Hit) bool {
+	err = w.walkMatches(opts.Glob, func(rel string, dir *os.Root, name string, info fs.FileInfo) bool {
+		fileErr = searchFile(rel, dir, name, info, opts.MaxFileBytes, match, func(h Hit) bool {
 			hits = append(hits, h)
 			return len(hits) < opts.MaxHits
 		})
@@ -408,12 +519,16 @@ func matcher(query string, opts SearchOptions) (func(string) bool, error) {
 }
 
 // searchFile scans one file; it returns errStop when add asks to stop.
-func searchFile(rel, abs string, maxBytes int, match func(string) bool, add func(Hit) bool) error {
-	fi, err := os.Stat(abs)
-	if err != nil || fi.Size() > int64(maxBytes) {
+func searchFile(rel string, dir *os.Root, name string, info fs.FileInfo, maxBytes int, match func(string) bool, add func(Hit) bool) error {
+	if info.Size() > int64(maxBytes) {
 		return nil
 	}
-	data, err := os.ReadFile(abs)
+	f, err := openFile(dir, name, info)
+	if err != nil {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
+	f.Close()
 	if err != nil || len(data) > maxBytes || !isText(data) {
 		return nil
 	}

@@ -4,23 +4,27 @@
 //
 // A model's tool call is untrusted input: it may name "../../etc/passwd", an
 // absolute path, or a symlink someone planted that points out of the tree.
-// Resolve is the single gate every operation goes through. It walks the path
-// one component at a time from the workspace root, following symlinks itself
-// so it can check each hop, and refuses the path as soon as any hop leaves
-// the root. Paths that do not exist yet (a file about to be written) are
-// checked through their existing parent, so a dangling symlink pointing out
-// of the tree cannot be used to create a file outside it either.
+// Every operation goes through one *os.Root opened on the tree, so the
+// kernel-level resolution itself cannot leave it, and on top of that baton
+// walks the path one component at a time, holding each directory open as it
+// goes: symlinks are read and followed by baton, each hop checked, and every
+// directory opened is checked to be the one that was inspected. A process
+// that swaps a folder for a symlink while a tool runs therefore makes the
+// call fail; it cannot make it read or write outside the tree, or reach a
+// path the Rules forbid.
 //
-// The check and the use of a path are two system calls apart; a process that
-// swaps a directory for a symlink in between could still win that race.
-// baton's tools run one at a time inside one run, so this is accepted rather
-// than paid for with platform-specific openat calls.
+// Some paths are off limits even inside the tree: .git always, and whatever
+// Restrict adds (baton's run state, the workflow, skills, the user's
+// protect: list). They are refused by read and write and left out of
+// listings and searches, whether named directly, in another letter case, or
+// reached through a symlink.
 package workspace
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -29,20 +33,19 @@ import (
 // resolves to, a location outside the workspace root.
 var ErrOutsideWorkspace = errors.New("outside the workspace")
 
-// maxSymlinkHops matches the limit Linux puts on symlink resolution, so a
-// symlink loop ends in an error rather than a hang.
-const maxSymlinkHops = 40
-
 // Workspace is a directory tree that file operations are confined to. It
-// holds no open files and is safe for concurrent use.
+// holds the tree's root directory open; it is safe for concurrent use.
 type Workspace struct {
-	root string // absolute, symlinks resolved, cleaned
+	dir   string   // absolute, symlinks resolved, cleaned
+	root  *os.Root // shared with every Workspace made from this one by Restrict
+	rules *ruleset
 }
 
 // New returns the workspace rooted at root, which must be an existing
 // directory. The root's own symlinks are resolved once here, so that a
 // workspace reached through a symlink still compares paths by their real
-// location.
+// location. The directory stays open until Close (or until the Workspace is
+// garbage collected).
 func New(root string) (*Workspace, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -59,19 +62,55 @@ func New(root string) (*Workspace, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace %s: not a directory", root)
 	}
-	return &Workspace{root: filepath.Clean(real)}, nil
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", root, unwrapPathError(err))
+	}
+	return &Workspace{dir: filepath.Clean(real), root: r, rules: defaultRules}, nil
 }
 
+// Close releases the workspace's directory. It is shared by w and every
+// Workspace made from it with Restrict: after Close none of them can be used.
+func (w *Workspace) Close() error { return w.root.Close() }
+
 // Root returns the workspace's real, absolute root directory.
-func (w *Workspace) Root() string { return w.root }
+func (w *Workspace) Root() string { return w.dir }
 
 // Resolve maps rel, a slash- or OS-separated path relative to the root, to
 // the absolute path it really names, with every existing symlink along it
 // followed. It refuses empty paths, NUL bytes, absolute paths, ".." escapes
 // and symlinks whose target (or any hop of it) leaves the root; the error
-// wraps ErrOutsideWorkspace for the escapes and names rel as given. "." is
-// the root itself.
+// wraps ErrOutsideWorkspace for the escapes and names rel as given. A path
+// the Rules deny is refused with ErrProtected. "." is the root itself.
+//
+// Resolve only checks: a path it returns can be swapped for a symlink
+// before the caller opens it. ReadFile, WriteFile, List and Search do not
+// have that gap, so use them to touch files.
 func (w *Workspace) Resolve(rel string) (string, error) {
+	clean, err := cleanPath(rel)
+	if err != nil {
+		return "", err
+	}
+	if w.rules.denies(clean) {
+		return "", protected("path", rel)
+	}
+	l, err := w.locate(clean)
+	if errors.Is(err, errProtectedHop) {
+		return "", protected("path", rel)
+	}
+	if err != nil {
+		return "", fmt.Errorf("path %q: %w", rel, err)
+	}
+	l.release()
+	if w.rules.denies(l.rel) {
+		return "", protected("path", rel)
+	}
+	return filepath.Join(w.dir, filepath.FromSlash(l.rel)), nil
+}
+
+// cleanPath checks rel as given and returns it cleaned, with forward
+// slashes; "." is the root.
+func cleanPath(rel string) (string, error) {
 	if rel == "" {
 		return "", fmt.Errorf("path is empty")
 	}
@@ -81,97 +120,19 @@ func (w *Workspace) Resolve(rel string) (string, error) {
 	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`) || filepath.VolumeName(rel) != "" {
 		return "", fmt.Errorf("path %q is absolute: %w (give a path relative to the workspace)", rel, ErrOutsideWorkspace)
 	}
-	clean := filepath.Clean(filepath.FromSlash(rel))
-	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+	clean := path.Clean(filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel))))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", fmt.Errorf("path %q: %w", rel, ErrOutsideWorkspace)
 	}
-	p, err := w.walk(clean)
-	if err != nil {
-		return "", fmt.Errorf("path %q: %w", rel, err)
-	}
-	return p, nil
-}
-
-// walk follows clean (relative, cleaned, not escaping lexically) from the
-// root one component at a time. Existing symlinks are read and their
-// targets spliced into the remaining components, so each hop is checked
-// against the root. Once a component does not exist, the rest cannot be
-// symlinks and are appended as they are.
-func (w *Workspace) walk(clean string) (string, error) {
-	cur := w.root
-	parts := splitPath(clean)
-	hops := 0
-	exists := true
-	for len(parts) > 0 {
-		name := parts[0]
-		parts = parts[1:]
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			// Only symlink targets bring ".." here (rel was cleaned); cur has
-			// no symlinks in it, so its lexical parent is its real parent.
-			if cur == w.root {
-				return "", fmt.Errorf("a symlink leads %w", ErrOutsideWorkspace)
-			}
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, name)
-		if !exists {
-			cur = next
-			continue
-		}
-		fi, err := os.Lstat(next)
-		if err != nil {
-			// Missing, or a parent that is a file: nothing further can be a
-			// symlink, and the operation itself reports the real problem.
-			exists = false
-			cur = next
-			continue
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		hops++
-		if hops > maxSymlinkHops {
-			return "", fmt.Errorf("too many levels of symlinks")
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", fmt.Errorf("read symlink: %w", err)
-		}
-		if filepath.IsAbs(target) {
-			t := filepath.Clean(target)
-			if !w.within(t) {
-				return "", fmt.Errorf("a symlink leads %w", ErrOutsideWorkspace)
-			}
-			r, _ := filepath.Rel(w.root, t)
-			parts = append(splitPath(r), parts...)
-			cur = w.root
-			continue
-		}
-		parts = append(splitPath(target), parts...)
-	}
-	if !w.within(cur) {
-		// Unreachable by construction; kept so a future change to the walk
-		// cannot silently hand out a path outside the root.
-		return "", ErrOutsideWorkspace
-	}
-	return cur, nil
-}
-
-func splitPath(p string) []string {
-	return strings.Split(filepath.ToSlash(p), "/")
+	return clean, nil
 }
 
 // within reports whether abs (cleaned) is the root or below it.
 func (w *Workspace) within(abs string) bool {
-	if abs == w.root {
+	if abs == w.dir {
 		return true
 	}
-	prefix := w.root
+	prefix := w.dir
 	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
 		prefix += string(filepath.Separator)
 	}
@@ -181,7 +142,7 @@ func (w *Workspace) within(abs string) bool {
 // Rel returns abs, a path under the root, relative to the root with forward
 // slashes, the form paths are shown to models in.
 func (w *Workspace) Rel(abs string) (string, error) {
-	r, err := filepath.Rel(w.root, abs)
+	r, err := filepath.Rel(w.dir, abs)
 	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return "", fmt.Errorf("path %q: %w", abs, ErrOutsideWorkspace)
 	}
