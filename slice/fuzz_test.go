@@ -1,6 +1,7 @@
 package slice
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,6 +57,34 @@ func FuzzParse(f *testing.F) {
 			if _, ok := headingAt(c, p.StartLine); !ok {
 				t.Fatalf("file heading at line %d lost in:\n%s", p.StartLine, combined)
 			}
+		}
+	})
+}
+
+// FuzzCombine: for any files, the combined document's top-level headings
+// are exactly the files' names in order, and every file line maps back to
+// itself (checkCombined).
+func FuzzCombine(f *testing.F) {
+	docs := seedDocs(f)
+	endings := []string{"```", "~~~~~ x", "<div", "<p", "<!--", "<script>", "<?", "<!X", "<![CDATA[",
+		"<custom a=\"b\">", "[a]: /u \"t", "- item", "> q", "    code", "| a |\n|---|", "text", "===", "---\nk: v\n---"}
+	for i, e := range endings {
+		f.Add([]byte(e+"\n"), docs[i%len(docs)], []byte(e))
+	}
+	for i := range docs {
+		f.Add(docs[i], docs[(i+1)%len(docs)], docs[(i+2)%len(docs)])
+	}
+	f.Fuzz(func(t *testing.T, a, b, c []byte) {
+		// The fuzzer may hand out []byte arguments that share memory
+		// (golang/go#71831); copies keep one argument's bytes from
+		// showing up in another's, and show whether Combine writes to
+		// its input.
+		a, b, c = bytes.Clone(a), bytes.Clone(b), bytes.Clone(c)
+		in := [][]byte{bytes.Clone(a), bytes.Clone(b), bytes.Clone(c)}
+		checkCombined(t, []NamedDoc{{Name: "a.md", Data: a}, {Name: "b.md", Data: b}, {Name: "c.md", Data: c}})
+		checkCombined(t, []NamedDoc{{Name: "b.md", Data: b}, {Name: "a.md", Data: a}})
+		if !bytes.Equal(in[0], a) || !bytes.Equal(in[1], b) || !bytes.Equal(in[2], c) {
+			t.Fatal("Combine changed its input")
 		}
 	})
 }
