@@ -13,9 +13,9 @@ import (
 
 // loadBounded runs Load and fails the test as soon as it allocates more than
 // maxAlloc bytes or runs for more than 10 s, instead of letting an unbounded
-// read take the machine down. It returns Load's error and the bytes
-// allocated meanwhile.
-func loadBounded(t *testing.T, maxAlloc uint64, args []string, stdin io.Reader) (error, uint64) {
+// read take the machine down. It returns the bytes allocated meanwhile and
+// Load's error.
+func loadBounded(t *testing.T, maxAlloc uint64, args []string, stdin io.Reader) (uint64, error) {
 	t.Helper()
 	var before runtime.MemStats
 	runtime.GC()
@@ -34,7 +34,7 @@ func loadBounded(t *testing.T, maxAlloc uint64, args []string, stdin io.Reader) 
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
 			t.Logf("Load(%v): %d KB allocated", args, (after.TotalAlloc-before.TotalAlloc)>>10)
-			return err, after.TotalAlloc - before.TotalAlloc
+			return after.TotalAlloc - before.TotalAlloc, err
 		case <-deadline:
 			t.Fatalf("Load(%v) still running after 10 s", args)
 		case <-tick.C:
@@ -61,7 +61,7 @@ func TestDeviceIsRefusedWithoutReading(t *testing.T) {
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero here")
 	}
-	err, alloc := loadBounded(t, 200<<20, []string{"/dev/zero"}, nil)
+	alloc, err := loadBounded(t, 200<<20, []string{"/dev/zero"}, nil)
 	checkOneLine(t, err, "document /dev/zero: not a regular file (a device); baton reads files, folders and - for standard input")
 	if alloc > 1<<20 {
 		t.Errorf("refusing /dev/zero allocated %d bytes", alloc)
@@ -79,7 +79,7 @@ func TestOversizedFileIsRefusedBeforeReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	err, alloc := loadBounded(t, 200<<20, []string{p}, nil)
+	alloc, err := loadBounded(t, 200<<20, []string{p}, nil)
 	checkOneLine(t, err, "huge.md is 200 MiB, over the 64 MiB limit")
 	if alloc > 1<<20 {
 		t.Errorf("refusing a 200 MB file allocated %d bytes; it was read", alloc)
@@ -102,7 +102,7 @@ func TestOversizedFileIsRefusedBeforeReading(t *testing.T) {
 		}
 		f.Close()
 	}
-	err, alloc = loadBounded(t, 200<<20, []string{filepath.Join(dir, "a.md"), filepath.Join(dir, "b.md")}, nil)
+	alloc, err = loadBounded(t, 200<<20, []string{filepath.Join(dir, "a.md"), filepath.Join(dir, "b.md")}, nil)
 	checkOneLine(t, err, "documents exceed 64 MiB in total")
 	if alloc > 60<<20 {
 		t.Errorf("two 40 MB files allocated %d MB; the second was read", alloc>>20)
@@ -120,7 +120,7 @@ func (endless) Read(p []byte) (int, error) {
 }
 
 func TestStdinOverTheLimitEndsWithOneLine(t *testing.T) {
-	err, alloc := loadBounded(t, 200<<20, []string{"-"}, endless{})
+	alloc, err := loadBounded(t, 200<<20, []string{"-"}, endless{})
 	checkOneLine(t, err, "standard input exceeds 64 MiB")
 	if alloc > 150<<20 {
 		t.Errorf("reading 64 MiB of standard input allocated %d MB", alloc>>20)
@@ -132,7 +132,7 @@ func TestStdinPathIsReadOnlyWhenARegularFile(t *testing.T) {
 	// refused like any other non-regular file (use - for those), a redirect
 	// from a file is that file.
 	if info, err := os.Stat("/dev/stdin"); err == nil {
-		err, _ := loadBounded(t, 200<<20, []string{"/dev/stdin"}, nil)
+		_, err := loadBounded(t, 200<<20, []string{"/dev/stdin"}, nil)
 		if info.Mode().IsRegular() {
 			if err != nil {
 				t.Fatalf("Load(/dev/stdin redirected from a file) = %v", err)

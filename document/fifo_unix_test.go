@@ -54,7 +54,7 @@ func TestNamedPipeIsRefusedWithoutReading(t *testing.T) {
 			t.Error("the pipe's writer did not stop")
 		}
 	})
-	err, alloc := loadBounded(t, 200<<20, []string{p}, nil)
+	alloc, err := loadBounded(t, 200<<20, []string{p}, nil)
 	checkOneLine(t, err, "pipe.md: not a regular file (a named pipe); baton reads files, folders and - for standard input")
 	if alloc > 1<<20 {
 		t.Errorf("refusing a named pipe allocated %d bytes", alloc)
