@@ -152,11 +152,48 @@ func walkFolder(root string) ([]string, error) {
 	return out, err
 }
 
-// readText reads one file of at most budget bytes. The kind and size are
+// readText reads one file of at most budget bytes and refuses it when it
+// looks binary.
+func readText(path string, budget int) ([]byte, error) {
+	data, err := readFile(path, budget)
+	if err != nil {
+		return nil, err
+	}
+	head := data
+	if len(head) > 8192 {
+		head = head[:8192]
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return nil, fmt.Errorf("document %s: looks binary (NUL bytes); baton reads markdown and text", path)
+	}
+	return data, nil
+}
+
+// ReadFile reads one file of at most MaxBytes as it is (no binary check),
+// with the same refusals as Load: not a regular file, or too large.
+func ReadFile(path string) ([]byte, error) { return readFile(path, MaxBytes) }
+
+// ReadStdin reads r (standard input) up to MaxBytes, failing with one line
+// beyond it.
+func ReadStdin(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("no standard input")
+	}
+	data, err := readLimited(r, MaxBytes, 0)
+	switch {
+	case errors.Is(err, errTooBig):
+		return nil, fmt.Errorf("standard input exceeds %d MiB", MaxBytes>>20)
+	case err != nil:
+		return nil, fmt.Errorf("read standard input: %w", err)
+	}
+	return data, nil
+}
+
+// readFile reads one file of at most budget bytes. The kind and size are
 // checked before the file is opened (opening a named pipe blocks until a
 // writer comes), and again on the open file in case it was replaced between
 // the two; the read itself stops at budget+1 bytes in case the file grows.
-func readText(path string, budget int) ([]byte, error) {
+func readFile(path string, budget int) ([]byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("document %s: %w", path, unwrapPathError(err))
@@ -181,13 +218,6 @@ func readText(path string, budget int) ([]byte, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("document %s: %w", path, unwrapPathError(err))
-	}
-	head := data
-	if len(head) > 8192 {
-		head = head[:8192]
-	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return nil, fmt.Errorf("document %s: looks binary (NUL bytes); baton reads markdown and text", path)
 	}
 	return data, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -105,12 +106,22 @@ func TestCancelledCommandExits130(t *testing.T) {
 	}
 }
 
-// A document that would have the run read without end is refused on one
+// A document that would have a command read without end is refused on one
 // line with exit 1, not read until the runtime dies with exit 2.
 func TestDeviceDocumentExits1(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero here")
+	}
 	isolateEnv(t)
-	code, _, errOut := runBaton(t, "", "ask", "--dry-run", "--no-save", "--doc", "/dev/zero", "task")
-	if code != exitError || !strings.Contains(errOut, "not a regular file (a device)") || strings.Count(errOut, "\n") != 1 {
-		t.Errorf("ask --doc /dev/zero: exit %d, stderr %q", code, errOut)
+	for _, args := range [][]string{
+		{"ask", "--dry-run", "--no-save", "--doc", "/dev/zero", "task"},
+		{"slice", "--doc", "/dev/zero", "--outline"},
+		{"slice", "--doc", "main.go", "--doc", "/dev/zero", "--outline"},
+		{"tokens", "/dev/zero"},
+	} {
+		code, _, errOut := runBaton(t, "", args...)
+		if code != exitError || !strings.Contains(errOut, "/dev/zero: not a regular file (a device)") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
 	}
 }
