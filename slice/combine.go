@@ -3,6 +3,7 @@ package slice
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
@@ -48,7 +49,7 @@ func Combine(docs []NamedDoc) (combined []byte, parts []Part) {
 		if name == "" {
 			name = "untitled"
 		}
-		out.WriteString("# " + name + "\n")
+		out.WriteString(headingLine(name))
 		line++
 		body := demote(nd.Data)
 		if len(body) > 0 && body[len(body)-1] != '\n' {
@@ -112,6 +113,38 @@ func demote(src []byte) []byte {
 	}
 	return bytes.Join(lines, nil)
 }
+
+// headingLine is the "# name" line that opens a file's section, its title
+// reading exactly name: when markdown would change it (emphasis in
+// "_draft_.md", an entity, a closing "#", a link), its ASCII punctuation is
+// escaped.
+func headingLine(name string) string {
+	line := "# " + name + "\n"
+	// A '[' is escaped whatever the check says: a link reference
+	// definition in any of the files would make "[x]" a link.
+	if hs := Parse([]byte(line)).headings; len(hs) == 1 && hs[0].Title == name && !strings.ContainsAny(name, "[]") {
+		return line
+	}
+	var b strings.Builder
+	b.WriteString("# ")
+	for _, r := range name {
+		if r == '&' {
+			// The title resolves entities after escapes, so "\&amp;"
+			// would still read "&".
+			b.WriteString("&amp;")
+			continue
+		}
+		if r < utf8.RuneSelf && strings.ContainsRune(asciiPunct, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// asciiPunct is what CommonMark lets a backslash escape.
+const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
 // htmlEnd holds the end condition of every HTML block type that ends at a
 // line (CommonMark types 1 to 5); types 6 and 7 end only at a blank line.

@@ -131,3 +131,15 @@ func TestCombineKeepsEveryHeading(t *testing.T) {
 		})
 	}
 }
+
+// TestCombineHeadingReadsTheName: a file's section is titled by its name
+// exactly, whatever markdown the name happens to hold.
+func TestCombineHeadingReadsTheName(t *testing.T) {
+	names := []string{"_draft_.md", "*notes*.md", "a #", "#", "###", "C# notes", "x&amp;y.md", "<b>bold</b>.md",
+		"`code`.md", "[link](x).md", "a\\", "docs/a_b_c.md", "-", "1. intro.md", "> quote.md", "  spaced   name  "}
+	var docs []NamedDoc
+	for _, n := range names {
+		docs = append(docs, NamedDoc{Name: collapseSpace(n), Data: []byte("text\n")})
+	}
+	checkCombined(t, docs)
+}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func seedDocs(f *testing.F) [][]byte {
@@ -86,6 +88,21 @@ func FuzzCombine(f *testing.F) {
 		if !bytes.Equal(in[0], a) || !bytes.Equal(in[1], b) || !bytes.Equal(in[2], c) {
 			t.Fatal("Combine changed its input")
 		}
+	})
+}
+
+// FuzzCombineName: a file's section heading reads exactly its name, for any
+// name a file system could give (valid UTF-8, no control characters).
+func FuzzCombineName(f *testing.F) {
+	for _, n := range []string{"a.md", "_draft_.md", "x&amp;y", "# #", "a\\", "`x", "<b>", "[a]: b", "1) x", "***", "\u00a0x"} {
+		f.Add(n, []byte("text\n"))
+	}
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		if !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) || collapseSpace(name) == "" {
+			return
+		}
+		name = collapseSpace(name)
+		checkCombined(t, []NamedDoc{{Name: name, Data: bytes.Clone(data)}, {Name: name + " 2", Data: bytes.Clone(data)}})
 	})
 }
 
