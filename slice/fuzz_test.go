@@ -1,11 +1,14 @@
 package slice
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func seedDocs(f *testing.F) [][]byte {
@@ -57,6 +60,49 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("file heading at line %d lost in:\n%s", p.StartLine, combined)
 			}
 		}
+	})
+}
+
+// FuzzCombine: for any files, the combined document's top-level headings
+// are exactly the files' names in order, and every file line maps back to
+// itself (checkCombined).
+func FuzzCombine(f *testing.F) {
+	docs := seedDocs(f)
+	endings := []string{"```", "~~~~~ x", "<div", "<p", "<!--", "<script>", "<?", "<!X", "<![CDATA[",
+		"<custom a=\"b\">", "[a]: /u \"t", "- item", "> q", "    code", "| a |\n|---|", "text", "===", "---\nk: v\n---"}
+	for i, e := range endings {
+		f.Add([]byte(e+"\n"), docs[i%len(docs)], []byte(e))
+	}
+	for i := range docs {
+		f.Add(docs[i], docs[(i+1)%len(docs)], docs[(i+2)%len(docs)])
+	}
+	f.Fuzz(func(t *testing.T, a, b, c []byte) {
+		// The fuzzer may hand out []byte arguments that share memory
+		// (golang/go#71831); copies keep one argument's bytes from
+		// showing up in another's, and show whether Combine writes to
+		// its input.
+		a, b, c = bytes.Clone(a), bytes.Clone(b), bytes.Clone(c)
+		in := [][]byte{bytes.Clone(a), bytes.Clone(b), bytes.Clone(c)}
+		checkCombined(t, []NamedDoc{{Name: "a.md", Data: a}, {Name: "b.md", Data: b}, {Name: "c.md", Data: c}})
+		checkCombined(t, []NamedDoc{{Name: "b.md", Data: b}, {Name: "a.md", Data: a}})
+		if !bytes.Equal(in[0], a) || !bytes.Equal(in[1], b) || !bytes.Equal(in[2], c) {
+			t.Fatal("Combine changed its input")
+		}
+	})
+}
+
+// FuzzCombineName: a file's section heading reads exactly its name, for any
+// name a file system could give (valid UTF-8, no control characters).
+func FuzzCombineName(f *testing.F) {
+	for _, n := range []string{"a.md", "_draft_.md", "x&amp;y", "# #", "a\\", "`x", "<b>", "[a]: b", "1) x", "***", "\u00a0x"} {
+		f.Add(n, []byte("text\n"))
+	}
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		if !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) || collapseSpace(name) == "" {
+			return
+		}
+		name = collapseSpace(name)
+		checkCombined(t, []NamedDoc{{Name: name, Data: bytes.Clone(data)}, {Name: name + " 2", Data: bytes.Clone(data)}})
 	})
 }
 

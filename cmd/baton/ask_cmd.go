@@ -59,7 +59,7 @@ builds the plan, the assembler cuts the slices, and baton prints the plan, the
 slice sizes and a token estimate.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 partial (some subtasks failed; the
-answer says what is missing).`,
+answer says what is missing), 4 internal error, 130 interrupted.`,
 		Example: `  baton ask --doc examples/incident-report.md "What caused the outage and what should change?"
   baton ask --doc docs/ --provider openai --model gpt-4o-mini --json "Compare the two designs"
   cat notes.md | baton ask --doc - --dry-run "Summarise the decisions"`,

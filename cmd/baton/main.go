@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -26,6 +27,12 @@ const (
 	exitError   = 1 // the run failed: bad input, provider error, invalid plan
 	exitUsage   = 2 // the command line was wrong
 	exitPartial = 3 // the run finished but some subtasks failed
+	// exitInternal is a bug in baton (a panic), never the user's doing, so
+	// it never shares the usage code 2 that Go's runtime gives a crash.
+	exitInternal = 4
+	// exitInterrupted is the shell's code for a command ended by Ctrl-C
+	// (128+SIGINT); a SIGTERM, which cancels the same way, gets it too.
+	exitInterrupted = 130
 )
 
 // commands holds the constructors of the top-level commands, filled by init
@@ -83,7 +90,24 @@ cost against sending the whole context to every sub-agent.`,
 
 // run executes the CLI with args and returns the process exit code. It is
 // separate from main so tests can drive the real command tree.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+//
+// A panic in a command becomes one line and exit 4 (the stack only with
+// BATON_DEBUG set); a command that fails after ctx was cancelled (Ctrl-C,
+// SIGTERM) exits 130 whatever error the cancellation surfaced as.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		msg := strings.Join(strings.Fields(fmt.Sprint(r)), " ")
+		if os.Getenv("BATON_DEBUG") != "" {
+			fmt.Fprintf(stderr, "baton: internal error: %s\n%s", msg, debug.Stack())
+		} else {
+			fmt.Fprintf(stderr, "baton: internal error: %s (a bug in baton; BATON_DEBUG=1 prints where)\n", msg)
+		}
+		code = exitInternal
+	}()
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -93,17 +117,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
-	code := exitError
+	code = exitError
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		code = ee.code
-		if ee.err == nil {
-			return code
-		}
 	} else if isCobraUsageError(err) {
 		code = exitUsage
 	}
-	fmt.Fprintf(stderr, "baton: %v\n", err)
+	if ctx.Err() != nil {
+		// Whatever the command made of the cancellation (an error, a
+		// partial result), the user stopped it.
+		code = exitInterrupted
+	}
+	if ee == nil || ee.err != nil {
+		fmt.Fprintf(stderr, "baton: %v\n", err)
+	}
 	return code
 }
 

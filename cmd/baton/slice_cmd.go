@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
 )
@@ -157,12 +157,12 @@ func readDocs(stdin io.Reader, names []string) ([]byte, []slice.Part, error) {
 		var data []byte
 		var err error
 		if name == "-" {
-			data, err = readAllFrom(stdin)
+			data, err = document.ReadStdin(stdin)
 		} else {
-			data, err = os.ReadFile(name)
+			data, err = document.ReadFile(name)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
+			return nil, nil, err
 		}
 		nds = append(nds, slice.NamedDoc{Name: name, Data: data})
 	}

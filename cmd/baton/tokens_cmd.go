@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/tokens"
 )
 
@@ -53,12 +53,12 @@ the two against the usage providers report.`,
 				var data []byte
 				var err error
 				if name == "-" {
-					data, err = readAllFrom(cmd.InOrStdin())
+					data, err = document.ReadStdin(cmd.InOrStdin())
 				} else {
-					data, err = os.ReadFile(name)
+					data, err = document.ReadFile(name)
 				}
 				if err != nil {
-					return fmt.Errorf("%s: %w", name, unwrapPath(err))
+					return err
 				}
 				n := c.Count(string(data))
 				total += n
