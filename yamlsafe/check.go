@@ -55,7 +55,10 @@ func (l Limits) checkTokens(tokens token.Tokens) error {
 			continue
 		}
 		switch tk.Type {
-		case token.DocumentHeaderType:
+		case token.DocumentHeaderType, token.DocumentEndType:
+			// "..." may end a document and a bare one follow it, so it
+			// counts too; "---" after "..." makes a document count twice,
+			// which the cap allows for.
 			docs++
 			if docs > l.MaxDocuments {
 				return &Error{Line: tk.Position.Line, Kind: ErrTooComplex, Msg: fmt.Sprintf("more than %d YAML documents", l.MaxDocuments)}

@@ -68,6 +68,7 @@ func TestRefusals(t *testing.T) {
 		{"deep keys", deepKeys(300), Limits{}, ErrTooComplex, 201},
 		{"many keys", manyKeys(20), Limits{MaxKeys: 10}, ErrTooComplex, 11},
 		{"many documents", strings.Repeat("---\nk: v\n", 20), Limits{MaxDocuments: 10}, ErrTooComplex, 19},
+		{"many bare documents", strings.Repeat("k: v\n...\n", 20), Limits{MaxDocuments: 10}, ErrTooComplex, 20},
 		{"syntax", "a: b: c\n", Limits{}, ErrSyntax, 1},
 	}
 	for _, tc := range cases {
@@ -184,6 +185,7 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Add("? - a\n  - b\n: &k !t [*k]\n")
 	f.Add(bomb(5))
 	f.Fuzz(func(t *testing.T, in string) {
+		start := time.Now()
 		var v any
 		err := Unmarshal([]byte(in), &v)
 		var s struct {
@@ -191,6 +193,11 @@ func FuzzUnmarshal(f *testing.F) {
 			B *string          `yaml:"b"`
 		}
 		err2 := Limits{MaxValues: 100}.Unmarshal([]byte(in), &s, yaml.DisallowUnknownField())
+		// Generous: a fuzz input is a few kilobytes at most, and the
+		// machine may be busy.
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%d bytes took %v", len(in), d)
+		}
 		for _, err := range []error{err, err2} {
 			if err == nil {
 				continue
