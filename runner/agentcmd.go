@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
@@ -168,9 +167,9 @@ func parseHandoff(out string) (h agentHandoff, rest string, found bool, err erro
 			if d == nil {
 				continue
 			}
-			if aliases := ast.Filter(ast.AliasType, d.Body); len(aliases) > 0 {
+			if alias := yamlsafe.FirstAlias(d.Body); alias != nil {
 				ln := 0
-				if tk := aliases[0].GetToken(); tk != nil && tk.Position != nil {
+				if tk := alias.GetToken(); tk != nil && tk.Position != nil {
 					ln = tk.Position.Line
 				}
 				return agentHandoff{}, rest, true, fmt.Errorf("%w: output line %d: YAML aliases are not accepted", ErrAgentHandoff, start+1+ln)

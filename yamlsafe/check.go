@@ -163,3 +163,38 @@ func expandedSize(n ast.Node, anchors map[string]int, capped int) int {
 	}
 	return 1
 }
+
+// FirstAlias returns the first alias in n in document order, or nil. It is
+// for callers that accept no aliases at all; unlike ast.Filter it is safe
+// on every tree Parse returns (ast.Filter panics on a document holding
+// only a comment).
+func FirstAlias(n ast.Node) *ast.AliasNode {
+	switch x := n.(type) {
+	case *ast.AliasNode:
+		return x
+	case *ast.MappingNode:
+		for _, mv := range x.Values {
+			if a := FirstAlias(mv); a != nil {
+				return a
+			}
+		}
+	case *ast.MappingValueNode:
+		if a := FirstAlias(x.Key); a != nil {
+			return a
+		}
+		return FirstAlias(x.Value)
+	case *ast.MappingKeyNode:
+		return FirstAlias(x.Value)
+	case *ast.SequenceNode:
+		for _, v := range x.Values {
+			if a := FirstAlias(v); a != nil {
+				return a
+			}
+		}
+	case *ast.TagNode:
+		return FirstAlias(x.Value)
+	case *ast.AnchorNode:
+		return FirstAlias(x.Value)
+	}
+	return nil
+}

@@ -178,6 +178,30 @@ func TestNodeToValue(t *testing.T) {
 	}
 }
 
+func TestFirstAlias(t *testing.T) {
+	for in, want := range map[string]int{
+		"# only a comment\n":         0,
+		"a: [x, {k: v}]\n":           0,
+		"a: &x [1]\nb:\n  - c: *x\n": 3,
+		"? *k\n: v\n":                1,
+		"a: !t &y {<<: *z}\n":        1,
+	} {
+		f, err := Parse([]byte(in), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for _, d := range f.Docs {
+			if a := FirstAlias(d.Body); a != nil && got == 0 {
+				got = a.GetToken().Position.Line
+			}
+		}
+		if got != want {
+			t.Errorf("%q: first alias on line %d, want %d", in, got, want)
+		}
+	}
+}
+
 func FuzzUnmarshal(f *testing.F) {
 	f.Add("a: &a [1, 2]\nb: [*a, *a]\n")
 	f.Add("base: &b {x: 1}\nd:\n  <<: *b\n  y: !!str 2\n")
