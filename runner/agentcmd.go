@@ -11,13 +11,12 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/lexer"
-	"github.com/goccy/go-yaml/token"
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/workflow"
+	"github.com/baton-dev/baton/yamlsafe"
 )
 
 // External agents (Config.AgentCmd). Each skill step runs as one fresh
@@ -157,14 +156,26 @@ func parseHandoff(out string) (h agentHandoff, rest string, found bool, err erro
 	body := strings.Join(lines[start+1:end], "")
 	rest = strings.Join(lines[:start], "") + strings.Join(lines[end+1:], "")
 	if strings.TrimSpace(body) != "" {
-		// Aliases could expand a few lines into gigabytes; a handoff
-		// never needs them.
-		for _, tk := range lexer.Tokenize(body) {
-			if tk.Type == token.AliasType {
-				return agentHandoff{}, rest, true, fmt.Errorf("%w: output line %d: YAML aliases are not accepted", ErrAgentHandoff, start+1+tk.Position.Line)
+		// The block is a model's output: yamlsafe bounds the parse and
+		// turns a panic in the YAML library into an error. Aliases are
+		// refused outright; a handoff never needs them.
+		f, err := yamlsafe.Parse([]byte(body), 0)
+		if err != nil {
+			return agentHandoff{}, rest, true, handoffYAMLError(err, start+1)
+		}
+		for _, d := range f.Docs {
+			if d == nil {
+				continue
+			}
+			if alias := yamlsafe.FirstAlias(d.Body); alias != nil {
+				ln := 0
+				if tk := alias.GetToken(); tk != nil && tk.Position != nil {
+					ln = tk.Position.Line
+				}
+				return agentHandoff{}, rest, true, fmt.Errorf("%w: output line %d: YAML aliases are not accepted", ErrAgentHandoff, start+1+ln)
 			}
 		}
-		if err := yaml.UnmarshalWithOptions([]byte(body), &h, yaml.DisallowUnknownField()); err != nil {
+		if err := yamlsafe.Unmarshal([]byte(body), &h, yaml.DisallowUnknownField()); err != nil {
 			return agentHandoff{}, rest, true, handoffYAMLError(err, start+1)
 		}
 	}
@@ -210,16 +221,12 @@ func closesFence(line, fence string) bool {
 	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == "" && t[0] == fence[0]
 }
 
-// handoffYAMLError is the YAML library's multi-line error (with a source
-// excerpt) as one line, numbered as a line of the agent's output.
+// handoffYAMLError is yamlsafe's one-line error numbered as a line of the
+// agent's output.
 func handoffYAMLError(err error, offset int) error {
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		msg, _, _ := strings.Cut(strings.TrimSpace(ye.GetMessage()), "\n")
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			return fmt.Errorf("%w: output line %d: %s", ErrAgentHandoff, offset+tk.Position.Line, oneLine(msg))
-		}
-		return fmt.Errorf("%w: %s", ErrAgentHandoff, oneLine(msg))
+	var ye *yamlsafe.Error
+	if errors.As(err, &ye) && ye.Line > 0 {
+		return fmt.Errorf("%w: output line %d: %s", ErrAgentHandoff, offset+ye.Line, oneLine(ye.Msg))
 	}
 	return fmt.Errorf("%w: %s", ErrAgentHandoff, oneLine(err.Error()))
 }

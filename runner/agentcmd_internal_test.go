@@ -2,8 +2,11 @@ package runner
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseHandoff(t *testing.T) {
@@ -35,6 +38,9 @@ func TestParseHandoff(t *testing.T) {
 		{name: "wrong type", found: true, out: "```handoff\ndecisions: yes\n```\n", err: "handoff block"},
 		{name: "decision without evidence", found: true, out: "```handoff\ndecisions:\n  - decision: d\n```\n", err: "evidence pointer"},
 		{name: "aliases", found: true, out: "```handoff\nopen_decisions: &a [x]\nrequired_reading: *a\n```\n", err: "aliases"},
+		// Found by FuzzParseHandoff: the YAML library panicked decoding it.
+		{name: "tag on a comment where a list belongs", found: true, out: "```handoff\nnext_skill: x\ndecisions:\n !0 #0000000000000000000000000\n``` ", err: "handoff block"},
+		{name: "nesting too deep", found: true, out: "```handoff\ncontext: " + strings.Repeat("[", 1000) + "\n```\n", err: "output line 2: nesting"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, rest, found, err := parseHandoff(tc.out)
@@ -72,10 +78,46 @@ func TestAgentInputLayout(t *testing.T) {
 	}
 }
 
+// TestParseHandoffAliasBomb: a handoff block whose aliases would expand
+// to 10^9 values is refused at once, as one line, without the memory.
+func TestParseHandoffAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("prose\n```handoff\nsummary: s\nx0: &x0 [a,a,a,a,a,a,a,a,a,a]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "x%d: &x%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*x%d,", i-1), 10), ","))
+	}
+	b.WriteString("```\n")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { _, _, _, err := parseHandoff(b.String()); done <- err }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("still parsing a handoff alias bomb after 10 s")
+	}
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d-byte output refused in %v with %d KB allocated: %v", b.Len(), elapsed, alloc>>10, err)
+	if !errors.Is(err, ErrAgentHandoff) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %q, want one line wrapping ErrAgentHandoff", err)
+	}
+	if alloc > 100<<20 {
+		t.Errorf("allocated %d MB", alloc>>20)
+	}
+}
+
 func FuzzParseHandoff(f *testing.F) {
 	f.Add("```handoff\nnext_skill: x\ndecisions:\n  - {decision: d, evidence: e}\n```\n")
 	f.Add("````\n```handoff\n````\n~~~handoff\nsummary: s\n~~~")
 	f.Add("```handoff\nopen_decisions: &a [x]\n```")
+	f.Add("```handoff\nnext_skill: x\ndecisions:\n !0 #0000000000000000000000000\n``` ")
+	f.Add("```handoff\ndecisions: &d\n  - {decision: d, evidence: e}\nx: {<<: *d}\n```\n")
+	f.Add("```handoff\nsummary: !!str &s s\ncontext: !!binary aGk=\n```\n")
 	f.Fuzz(func(t *testing.T, out string) {
 		h, rest, found, err := parseHandoff(out)
 		if err != nil {

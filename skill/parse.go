@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/baton-dev/baton/yamlsafe"
 )
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -112,21 +114,21 @@ func isFence(line string) bool {
 	return strings.TrimRight(line, " \t\r\n") == "---"
 }
 
-// decode parses YAML defensively: the parser is third-party code fed
-// arbitrary files, and a panic inside it must become a reported error.
-func decode(src string, v any, opts ...yaml.DecodeOption) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("YAML parser failed: %v", r)
-		}
-	}()
-	return yaml.UnmarshalWithOptions([]byte(src), v, opts...)
+// decode parses YAML within yamlsafe's bounds: a SKILL.md may come from
+// anywhere, and its frontmatter must not be able to exhaust memory (an
+// alias bomb), hang the parser or crash it.
+func decode(src string, v any, opts ...yaml.DecodeOption) error {
+	return yamlsafe.Limits{MaxBytes: maxFrontmatter}.Unmarshal([]byte(src), v, opts...)
 }
 
 func (p *parser) frontmatter(front string, s *Skill) {
 	var doc any
 	if err := decode(front, &doc, yaml.UseOrderedMap()); err != nil {
-		p.errorf("frontmatter", "invalid YAML: %s", yamlMessage(err))
+		what := "invalid YAML"
+		if !errors.Is(err, yamlsafe.ErrSyntax) {
+			what = "YAML refused"
+		}
+		p.errorf("frontmatter", "%s: %s", what, yamlMessage(err))
 		return
 	}
 	var fields yaml.MapSlice
@@ -388,11 +390,11 @@ func kind(v any) string {
 // source, into one line with a position in file lines (the frontmatter
 // starts on line 2).
 func yamlMessage(err error) string {
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		msg := ye.GetMessage()
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			msg = fmt.Sprintf("line %d: %s", tk.Position.Line+1, msg)
+	var e *yamlsafe.Error
+	if errors.As(err, &e) {
+		msg := e.Msg
+		if e.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", e.Line+1, msg)
 		}
 		if strings.Contains(msg, "mapping value is not allowed") {
 			msg += " (quote values that contain \": \")"

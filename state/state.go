@@ -48,7 +48,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/goccy/go-yaml"
+	"github.com/baton-dev/baton/yamlsafe"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
@@ -74,7 +74,8 @@ var (
 // pathological file from exhausting memory in the YAML library.
 const MaxSize = 4 << 20
 
-// maxValues bounds the decoded size of a document, aliases expanded.
+// maxValues bounds the decoded size of a document, aliases expanded
+// (counted by yamlsafe.ExpandedSize before anything is decoded).
 const maxValues = 100_000
 
 // File is one state.yaml held as its original bytes. It is not safe for
@@ -167,7 +168,7 @@ func (f *File) Save() error {
 }
 
 // parseDocument parses and decodes data, returning one-line errors.
-func parseDocument(data []byte) (doc *document, err error) {
+func parseDocument(data []byte) (*document, error) {
 	if len(data) > MaxSize {
 		return nil, fmt.Errorf("%w: file is larger than %d bytes", ErrMalformed, MaxSize)
 	}
@@ -185,18 +186,13 @@ func parseDocument(data []byte) (doc *document, err error) {
 	if bytes.IndexByte(norm, 0) >= 0 {
 		return nil, fmt.Errorf("%w: contains a NUL byte", ErrMalformed)
 	}
-	// The YAML library is third-party code fed user input; a panic inside
-	// it must become an error, not a crash.
-	defer func() {
-		if r := recover(); r != nil {
-			doc, err = nil, fmt.Errorf("%w: the YAML parser failed: %v", ErrMalformed, r)
-		}
-	}()
-	af, err := parser.ParseBytes(norm, parser.ParseComments)
+	// The YAML library is third-party code fed user input: yamlsafe bounds
+	// the parse and turns a panic inside it into an error.
+	af, err := yamlsafe.Limits{MaxBytes: MaxSize, MaxValues: maxValues}.Parse(norm, parser.ParseComments)
 	if err != nil {
 		return nil, yamlError(err)
 	}
-	doc = &document{lines: newLineIndex(data), tree: map[string]any{}}
+	doc := &document{lines: newLineIndex(data), tree: map[string]any{}}
 	// A directive ("%YAML 1.2") comes back as a document of its own, and a
 	// final "---" with nothing after it as an empty one; neither is a
 	// second document in any sense a user would recognise.
@@ -230,13 +226,13 @@ func parseDocument(data []byte) (doc *document, err error) {
 	if doc.root != nil {
 		// Aliases can make a small file decode to an enormous value (the
 		// "billion laughs"); count before decoding.
-		if n := expandedSize(doc.root, map[string]int{}); n > maxValues {
+		if n := yamlsafe.ExpandedSize(doc.root, maxValues); n > maxValues {
 			return nil, fmt.Errorf("%w: its aliases expand to more than %d values", ErrMalformed, maxValues)
 		}
 		var v any
 		// Decode the tree already parsed; parsing the bytes a second time
 		// doubled the cost of every edit.
-		if err := yaml.NodeToValue(doc.root, &v); err != nil {
+		if err := yamlsafe.NodeToValue(doc.root, &v); err != nil {
 			return nil, yamlError(err)
 		}
 		m, ok := normalise(v).(map[string]any)
@@ -249,16 +245,12 @@ func parseDocument(data []byte) (doc *document, err error) {
 	return doc, nil
 }
 
-// yamlError turns the library's multi-line error (with a source excerpt)
-// into one line with the line number.
+// yamlError turns yamlsafe's error into ErrMalformed with the line
+// number.
 func yamlError(err error) error {
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		msg := oneLine(ye.GetMessage())
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			return fmt.Errorf("%w: line %d: %s", ErrMalformed, tk.Position.Line, msg)
-		}
-		return fmt.Errorf("%w: %s", ErrMalformed, msg)
+	var ye *yamlsafe.Error
+	if errors.As(err, &ye) && ye.Line > 0 {
+		return fmt.Errorf("%w: line %d: %s", ErrMalformed, ye.Line, oneLine(ye.Msg))
 	}
 	return fmt.Errorf("%w: %s", ErrMalformed, oneLine(err.Error()))
 }
@@ -266,48 +258,6 @@ func yamlError(err error) error {
 func oneLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(s)
-}
-
-// expandedSize counts the values n decodes to, each alias counting as the
-// size of its anchor. Anchors precede their aliases in document order, so
-// one walk in order sees every anchor before it is used.
-func expandedSize(n ast.Node, anchors map[string]int) int {
-	const capped = maxValues + 1
-	add := func(a, b int) int { return min(a+b, capped) }
-	switch x := n.(type) {
-	case nil:
-		return 0
-	case *ast.MappingNode:
-		total := 1
-		for _, mv := range x.Values {
-			total = add(total, expandedSize(mv, anchors))
-		}
-		return total
-	case *ast.MappingValueNode:
-		return add(expandedSize(x.Key, anchors), expandedSize(x.Value, anchors))
-	case *ast.MappingKeyNode:
-		return expandedSize(x.Value, anchors)
-	case *ast.SequenceNode:
-		total := 1
-		for _, v := range x.Values {
-			total = add(total, expandedSize(v, anchors))
-		}
-		return total
-	case *ast.TagNode:
-		return expandedSize(x.Value, anchors)
-	case *ast.AnchorNode:
-		size := expandedSize(x.Value, anchors)
-		if x.Name != nil && x.Name.GetToken() != nil {
-			anchors[x.Name.GetToken().Value] = size
-		}
-		return size
-	case *ast.AliasNode:
-		if x.Value != nil && x.Value.GetToken() != nil {
-			return max(anchors[x.Value.GetToken().Value], 1)
-		}
-		return 1
-	}
-	return 1
 }
 
 func isEmptyBody(n ast.Node) bool {

@@ -89,9 +89,9 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/baton-dev/baton/skill"
+	"github.com/baton-dev/baton/yamlsafe"
 )
 
 // Defaults for keys a workflow file may leave out.
@@ -242,7 +242,9 @@ func (p *parseState) parse(data []byte) *Workflow {
 		p.errorf(0, "", "is empty")
 		return nil
 	}
-	file, err := parser.ParseBytes([]byte(text), 0)
+	// yamlsafe bounds the parse (size, nesting, alias expansion) and turns a
+	// panic in the YAML library into an error.
+	file, err := yamlsafe.Limits{MaxBytes: MaxFileSize}.Parse([]byte(text), 0)
 	if err != nil {
 		line, msg := yamlMessage(err)
 		p.errorf(line, "", "%s", msg)
@@ -328,7 +330,7 @@ func (p *parseState) parse(data []byte) *Workflow {
 
 func (p *parseState) value(n ast.Node, field string) (any, bool) {
 	var v any
-	if err := yaml.NodeToValue(n, &v); err != nil {
+	if err := yamlsafe.NodeToValue(n, &v); err != nil {
 		_, msg := yamlMessage(err)
 		p.errorf(line(n), field, "%s", msg)
 		return nil, false
@@ -559,16 +561,12 @@ func describe(v any) string {
 	return fmt.Sprintf("%v", v)
 }
 
-// yamlMessage turns the YAML library's multi-line error, which quotes the
-// source, into a line number and a one-line message.
+// yamlMessage turns a yamlsafe error into a line number and a one-line
+// message.
 func yamlMessage(err error) (int, string) {
-	var ye yaml.Error
+	var ye *yamlsafe.Error
 	if errors.As(err, &ye) {
-		ln := 0
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			ln = tk.Position.Line
-		}
-		return ln, ye.GetMessage()
+		return ye.Line, ye.Msg
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	return 0, msg
