@@ -62,7 +62,8 @@ type Config struct {
 	Now func() time.Time
 	// AgentCmd, when set, runs every skill step as a fresh `sh -c AgentCmd`
 	// process instead of the built-in loop; Model may then be nil. See
-	// agentcmd.go for what the process reads and must write.
+	// agentcmd.go for what the process reads and must write. Resume runs
+	// what it is given here, never the command current.json records.
 	AgentCmd string
 	// AgentTimeout bounds one agent process (default DefaultAgentTimeout).
 	AgentTimeout time.Duration
@@ -287,6 +288,14 @@ func Resume(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pos.skill == workflow.DoneValue {
+		// The last step ended the run, and the process died before it
+		// said so: nothing is left to do but record the end.
+		r.event(runlog.Event{Type: runlog.PhaseEnd, Phase: r.wf.Phases[pos.phase].Name})
+		r.event(runlog.Event{Type: runlog.RunEnd, Status: "ok"})
+		r.logf("run %s: its last step had ended the run; recorded the end", r.id)
+		return &r.result, r.writeInfo("done")
+	}
 	// A session resumes from a ledger entry, never from memory or a
 	// transcript. A run that died before writing any gets one now, composed
 	// from state.yaml, before anything else happens.
@@ -338,7 +347,8 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 			// The log lies under .baton/, where an external agent can
 			// write: what it names must be a phase and a skill of this
 			// workflow before it indexes a slice or a journal's name.
-			if _, ok := r.lib.Get(pos.skill); !ok || pos.phase < 0 || pos.phase >= len(r.wf.Phases) {
+			_, known := r.lib.Get(pos.skill)
+			if (!known && pos.skill != workflow.DoneValue) || pos.phase < 0 || pos.phase >= len(r.wf.Phases) {
 				return pos, fmt.Errorf("run log of run %s: step %s ends with next step %q, which is not a phase and skill of this workflow; refusing to resume", r.id, e.Step, e.Note)
 			}
 		case runlog.Reset:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -364,3 +365,71 @@ func TestMaxStepsStopsASelfLoopAndCountsAcrossResume(t *testing.T) {
 		t.Error("the run is no longer resumable")
 	}
 }
+
+// The run log is under .baton/ too: a step_end naming a next step that is
+// not a phase and skill of the workflow stops the resume (it would index the
+// phase list and name a journal), and a run whose last step had ended it is
+// closed without a model call.
+func TestResumeChecksTheRunLogsNextStep(t *testing.T) {
+	done := func(t *testing.T) (string, string, *llmtest.Server) {
+		dir := copyExample(t)
+		s := llmtest.NewServer(t, finishAll())
+		res, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, ".baton/current.json", `{"id": "`+res.RunID+`", "workflow": "baton.yaml", "status": "running"}`)
+		return dir, filepath.Join(dir, ".baton", "runs", res.RunID, "events.jsonl"), s
+	}
+	rewrite := func(t *testing.T, p string, edit func(line string) string) {
+		data, _ := os.ReadFile(p)
+		var out []string
+		for _, l := range strings.SplitAfter(string(data), "\n") {
+			out = append(out, edit(l))
+		}
+		writeFile(t, filepath.Dir(p), filepath.Base(p), strings.Join(out, ""))
+	}
+	for _, note := range []string{`"0 ../../../evil"`, `"99 analyse-request"`, `"-1 analyse-request"`} {
+		t.Run(note, func(t *testing.T) {
+			dir, p, s := done(t)
+			n := s.Count()
+			rewrite(t, p, func(l string) string {
+				if strings.Contains(l, `"type":"run_end"`) {
+					return ""
+				}
+				if strings.Contains(l, `"type":"step_end"`) && strings.Contains(l, `"step":"1"`) {
+					return regexpNote.ReplaceAllString(l, `"note":`+note)
+				}
+				return l
+			})
+			_, err := runner.Resume(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "m"})
+			if err == nil || !strings.Contains(err.Error(), "is not a phase and skill of this workflow; refusing to resume") {
+				t.Fatalf("Resume = %v", err)
+			}
+			if s.Count() != n {
+				t.Error("a model was called")
+			}
+		})
+	}
+	t.Run("ended but not recorded", func(t *testing.T) {
+		dir, p, s := done(t)
+		n := s.Count()
+		rewrite(t, p, func(l string) string {
+			if strings.Contains(l, `"type":"run_end"`) {
+				return ""
+			}
+			return l
+		})
+		if _, err := runner.Resume(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "m"}); err != nil {
+			t.Fatalf("Resume: %v", err)
+		}
+		if s.Count() != n {
+			t.Error("a model was called")
+		}
+		if _, ok := runner.Unfinished(load(t, dir)); ok {
+			t.Error("the run is still unfinished")
+		}
+	})
+}
+
+var regexpNote = regexp.MustCompile(`"note":"[^"]*"`)
