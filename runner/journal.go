@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -9,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,6 +33,8 @@ type journal struct {
 	resets  []journalReset
 	nextRes int
 	replays int
+	// last is the hash the next line chains from.
+	last string
 }
 
 type journalRecord struct {
@@ -62,59 +64,144 @@ type journalStart struct {
 	Seed   string `json:"seed,omitempty"`
 }
 
+// The checksum chain. Every line of a journal is
+//
+//	{"prev":"<hex>","sum":"<hex>","rec":<the record>}
+//
+// where prev is the sha256 of the previous line (for the first line, of the
+// step's genesis string, which names the run, the step number and the
+// skill) and sum is the sha256 of prev, a newline and the record's bytes. A
+// line edited, inserted, removed or copied from another step's journal
+// breaks the chain, and a resume refuses the journal rather than replay a
+// system prompt or a response that no model sent. The chain is not a
+// signature: whoever knows this scheme can rebuild it; what it stops is an
+// agent or a tool editing a record, planting a journal for a later step or
+// copying one from another step.
+//
+// Journals written before the chain existed do not load: no release wrote
+// them.
+
+// journalGenesis is the hash the first line of a step's journal chains
+// from.
+func journalGenesis(runID string, step int, skill string) string {
+	return sha256Hex([]byte(fmt.Sprintf("baton journal v1\nrun %s\nstep %d\nskill %s\n", runID, step, skill)))
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func recordSum(prev string, rec []byte) string {
+	return sha256Hex(append([]byte(prev+"\n"), rec...))
+}
+
+type journalLine struct {
+	Prev string          `json:"prev"`
+	Sum  string          `json:"sum"`
+	Rec  json.RawMessage `json:"rec"`
+}
+
+// ErrJournalChain is wrapped when a journal's checksum chain is broken.
+var ErrJournalChain = errors.New("does not match its checksum chain (edited or forged); refusing to resume")
+
 // openJournal reads what an earlier attempt of the step recorded, if
-// anything, and opens the file for appending. A torn last line (the
-// process died while writing it) is ignored: its call is simply made again.
-func openJournal(path string) (*journal, error) {
-	j := &journal{calls: map[string][]*llm.Response{}}
+// anything, and opens the file for appending. name is how messages call
+// the file (workspace-relative); genesis is journalGenesis of the step. A
+// torn last line (the process died while writing it, so it has no newline)
+// is cut off: its call is simply made again. Any other line that breaks the
+// chain stops the step before anything is sent.
+func openJournal(path, name, genesis string) (*journal, error) {
+	j := &journal{calls: map[string][]*llm.Response{}, last: genesis}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+		return nil, fmt.Errorf("journal %s: %w", name, err)
 	}
-	if len(data) > 0 {
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			var rec journalRecord
-			if json.Unmarshal(sc.Bytes(), &rec) != nil {
-				continue // a torn line
-			}
-			switch rec.Kind {
-			case "start":
-				j.start = rec.Start
-			case "call":
-				j.calls[rec.Hash] = append(j.calls[rec.Hash], rec.Response)
-			case "reset":
-				if rec.Reset != nil {
-					j.resets = append(j.resets, *rec.Reset)
-				}
+	complete := len(data)
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		complete = i + 1 // a torn last line
+	}
+	for n, line := range bytes.SplitAfter(data[:complete], []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		rec, err := j.verify(line)
+		if err != nil {
+			return nil, fmt.Errorf("journal %s: record %d %w", name, n+1, err)
+		}
+		j.last = sha256Hex(line)
+		switch rec.Kind {
+		case "start":
+			j.start = rec.Start
+		case "call":
+			j.calls[rec.Hash] = append(j.calls[rec.Hash], rec.Response)
+		case "reset":
+			if rec.Reset != nil {
+				j.resets = append(j.resets, *rec.Reset)
 			}
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+		return nil, fmt.Errorf("journal %s: %w", name, err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+		return nil, fmt.Errorf("journal %s: %w", name, err)
+	}
+	// Appends go after the last complete line, over a torn one.
+	if err := f.Truncate(int64(complete)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", name, err)
+	}
+	if _, err := f.Seek(int64(complete), io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", name, err)
 	}
 	j.f = f
 	return j, nil
 }
 
+// verify checks one line against the chain so far and decodes its record.
+func (j *journal) verify(line []byte) (journalRecord, error) {
+	var l journalLine
+	var rec journalRecord
+	if json.Unmarshal(line, &l) != nil || l.Prev != j.last || len(l.Rec) == 0 || l.Sum != recordSum(l.Prev, l.Rec) {
+		return rec, ErrJournalChain
+	}
+	if json.Unmarshal(l.Rec, &rec) != nil {
+		return rec, ErrJournalChain
+	}
+	if rec.Kind == "start" && rec.Start == nil || rec.Kind == "call" && rec.Response == nil {
+		return rec, ErrJournalChain
+	}
+	return rec, nil
+}
+
 func (j *journal) close() error { return j.f.Close() }
 
+// append writes rec as the chain's next line. The line is built by hand so
+// that the bytes summed are the bytes written.
 func (j *journal) append(rec journalRecord) error {
-	line, err := json.Marshal(rec)
+	body, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
+	line := make([]byte, 0, len(body)+160)
+	line = append(line, `{"prev":"`...)
+	line = append(line, j.last...)
+	line = append(line, `","sum":"`...)
+	line = append(line, recordSum(j.last, body)...)
+	line = append(line, `","rec":`...)
+	line = append(line, body...)
+	line = append(line, '}')
 	if _, err := j.f.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("journal: sync: %w", err)
 	}
+	j.last = sha256Hex(line)
 	return nil
 }
 
@@ -188,6 +275,5 @@ func requestHash(req *llm.Request) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("hash request: %w", err)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return sha256Hex(b), nil
 }

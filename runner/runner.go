@@ -14,19 +14,14 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/baton-dev/baton/atomicfile"
 	"github.com/baton-dev/baton/budget"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
@@ -48,6 +43,10 @@ const (
 // ErrNoUnfinishedRun is returned by Resume when there is nothing to resume.
 var ErrNoUnfinishedRun = errors.New("no unfinished run to resume")
 
+// ErrMaxSteps is wrapped when a run stops at its step cap (max_steps or
+// Config.MaxSteps). The run stays resumable.
+var ErrMaxSteps = errors.New("stopped")
+
 // Config is one run of a workflow.
 type Config struct {
 	Workflow  *workflow.Workflow
@@ -63,10 +62,14 @@ type Config struct {
 	Now func() time.Time
 	// AgentCmd, when set, runs every skill step as a fresh `sh -c AgentCmd`
 	// process instead of the built-in loop; Model may then be nil. See
-	// agentcmd.go for what the process reads and must write.
+	// agentcmd.go for what the process reads and must write. Resume runs
+	// what it is given here, never the command current.json records.
 	AgentCmd string
 	// AgentTimeout bounds one agent process (default DefaultAgentTimeout).
 	AgentTimeout time.Duration
+	// MaxSteps, when positive, replaces the workflow's max_steps: the most
+	// skill steps the run may take, counted across resumes by step number.
+	MaxSteps int
 }
 
 // Result is what a finished run reports.
@@ -78,16 +81,6 @@ type Result struct {
 	Usage    llm.Usage
 	Warnings []string
 	Replayed int // model calls answered from the journal on resume
-}
-
-// runInfo is .baton/current.json: the run a later `baton resume` continues.
-type runInfo struct {
-	ID       string `json:"id"`
-	Workflow string `json:"workflow"`
-	Status   string `json:"status"` // "running" or "done"
-	// AgentCmd is the external agent the run was started with, so that a
-	// resume uses the same one without being told again.
-	AgentCmd string `json:"agent_cmd,omitempty"`
 }
 
 // runner holds one run.
@@ -172,39 +165,11 @@ func (r *runner) preflight() error {
 	return nil
 }
 
-func (r *runner) infoPath() string { return filepath.Join(r.ws.Root(), ".baton", "current.json") }
-
-func (r *runner) writeInfo(status string) error {
-	data, _ := json.MarshalIndent(runInfo{ID: r.id, Workflow: filepath.Base(r.wf.Path), Status: status, AgentCmd: r.cfg.AgentCmd}, "", "  ")
-	return atomicfile.Write(r.infoPath(), append(data, '\n'), 0o644)
-}
-
-// Unfinished returns the id of the workspace's unfinished run, if any.
-func Unfinished(wf *workflow.Workflow) (string, bool) {
-	info, ok := unfinished(wf)
-	return info.ID, ok
-}
-
-// UnfinishedAgentCmd returns the external agent command the workspace's
-// unfinished run was started with; "" for a run on a provider.
-func UnfinishedAgentCmd(wf *workflow.Workflow) string {
-	info, _ := unfinished(wf)
-	return info.AgentCmd
-}
-
-func unfinished(wf *workflow.Workflow) (runInfo, bool) {
-	data, err := os.ReadFile(filepath.Join(wf.Dir, ".baton", "current.json"))
-	if err != nil {
-		return runInfo{}, false
-	}
-	var info runInfo
-	if json.Unmarshal(data, &info) != nil || info.Status != "running" || info.ID == "" {
-		return runInfo{}, false
-	}
-	return info, true
-}
-
 func (r *runner) open(id string) error {
+	// The id becomes a path: one that is not baton's own never gets that far.
+	if err := CheckRunID(id); err != nil {
+		return err
+	}
 	r.id = id
 	r.dir = filepath.Join(r.ws.Root(), ".baton", "runs", id)
 	w, err := runlog.Open(filepath.Join(r.dir, "events.jsonl"))
@@ -235,6 +200,17 @@ func (r *runner) warn(msg string) {
 	r.result.Warnings = append(r.result.Warnings, msg)
 	r.mu.Unlock()
 	r.logf("warning: %s", msg)
+}
+
+// maxSteps is the run's step cap: Config.MaxSteps, else the workflow's.
+func (r *runner) maxSteps() int {
+	if r.cfg.MaxSteps > 0 {
+		return r.cfg.MaxSteps
+	}
+	if r.wf.MaxSteps > 0 {
+		return r.wf.MaxSteps
+	}
+	return workflow.DefaultMaxSteps
 }
 
 func (r *runner) statePath() string {
@@ -288,11 +264,14 @@ func Resume(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, ok := Unfinished(r.wf)
+	info, ok, err := UnfinishedRun(r.wf)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, ErrNoUnfinishedRun
 	}
-	if err := r.open(id); err != nil {
+	if err := r.open(info.ID); err != nil {
 		return nil, err
 	}
 	defer r.log.Close()
@@ -308,6 +287,14 @@ func Resume(ctx context.Context, cfg Config) (*Result, error) {
 	pos, err := r.position(events)
 	if err != nil {
 		return nil, err
+	}
+	if pos.skill == workflow.DoneValue {
+		// The last step ended the run, and the process died before it
+		// said so: nothing is left to do but record the end.
+		r.event(runlog.Event{Type: runlog.PhaseEnd, Phase: r.wf.Phases[pos.phase].Name})
+		r.event(runlog.Event{Type: runlog.RunEnd, Status: "ok"})
+		r.logf("run %s: its last step had ended the run; recorded the end", r.id)
+		return &r.result, r.writeInfo("done")
 	}
 	// A session resumes from a ledger entry, never from memory or a
 	// transcript. A run that died before writing any gets one now, composed
@@ -347,11 +334,22 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 		case runlog.StepStart:
 			fmt.Sscan(e.Step, &pos.seq)
 		case runlog.StepEnd:
+			if e.Status != "ok" {
+				// A failed step's Note is its error, not a next step.
+				continue
+			}
 			// Note holds where the run goes next: "<phase index> <skill>".
 			var phase int
 			var next string
 			if _, err := fmt.Sscan(e.Note, &phase, &next); err == nil {
 				pos.phase, pos.skill = phase, next
+			}
+			// The log lies under .baton/, where an external agent can
+			// write: what it names must be a phase and a skill of this
+			// workflow before it indexes a slice or a journal's name.
+			_, known := r.lib.Get(pos.skill)
+			if (!known && pos.skill != workflow.DoneValue) || pos.phase < 0 || pos.phase >= len(r.wf.Phases) {
+				return pos, fmt.Errorf("run log of run %s: step %s ends with next step %q, which is not a phase and skill of this workflow; refusing to resume", r.id, e.Step, e.Note)
 			}
 		case runlog.Reset:
 			if e.Reason == runlog.ReasonBoundary {
@@ -386,7 +384,14 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 
 // loop runs steps from pos until the workflow is done.
 func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
+	maxSteps := r.maxSteps()
 	for {
+		// pos.seq counts from the run log's step numbers, so a resume
+		// goes on counting where the run stopped.
+		if pos.seq >= maxSteps {
+			return &r.result, fmt.Errorf("%w after %d steps (max_steps); raise max_steps in %s or pass --max-steps, then baton resume",
+				ErrMaxSteps, maxSteps, filepath.Base(r.wf.Path))
+		}
 		pos.seq++
 		sr := &stepRun{r: r, seq: pos.seq, phase: pos.phase, skillName: pos.skill, seed: pos.seed}
 		summary, err := sr.run(ctx)
@@ -519,12 +524,6 @@ func (r *runner) composeEntry(phase, nextPhase, nextSkill string, sr *stepRun) (
 		e.OpenTickets = append(e.OpenTickets, "context: "+h.Context)
 	}
 	return e, nil
-}
-
-func newID(t time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
 func derefOr(p *string, def string) string {

@@ -91,12 +91,13 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	start := s.r.cfg.Now()
 	defer func() { s.elapsed = s.r.cfg.Now().Sub(start) }()
 	var err error
-	s.j, err = openJournal(filepath.Join(s.r.dir, "steps", fmt.Sprintf("%03d-%s.jsonl", s.seq, s.skillName)))
+	rel := filepath.Join(".baton", "runs", s.r.id, "steps", fmt.Sprintf("%03d-%s.jsonl", s.seq, fileSafe(s.skillName)))
+	s.j, err = openJournal(filepath.Join(s.r.ws.Root(), rel), filepath.ToSlash(rel), journalGenesis(s.r.id, s.seq, s.skillName))
 	if err != nil {
 		return "", err
 	}
 	defer s.j.close()
-	s.env = &toolEnv{ws: s.r.ws, statePath: s.r.statePath(), skill: s.skillName, subagents: s.runSubagents}
+	s.env = newStepEnv(s.r.ws, s.r.statePath(), s.skillName, s.runSubagents)
 
 	system, user, ctxTokens, err := s.context(s.seed)
 	if err != nil {
@@ -288,4 +289,15 @@ func (s *stepRun) askLedger(ctx context.Context, req *llm.Request, phase string)
 func hashText(parts ...string) string {
 	h, _ := requestHash(&llm.Request{System: strings.Join(parts, "\x00")})
 	return h
+}
+
+// fileSafe keeps a skill name usable as part of a file name: a custom
+// skill's name is the user's to choose, and the spec's rules are warnings.
+func fileSafe(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, name)
 }

@@ -86,6 +86,10 @@ func ledgerTool() llm.Tool {
 
 // toolEnv is what tool calls act on.
 type toolEnv struct {
+	// allowed are the tools this agent may call; any other call is an error
+	// result, never executed. refusal says why, for the model.
+	allowed   map[string]bool
+	refusal   string
 	ws        *workspace.Workspace
 	statePath string // absolute
 	skill     string
@@ -93,6 +97,26 @@ type toolEnv struct {
 	nextSkillSet *string
 	written      []string // files written in this step
 	subagents    func(ctx context.Context, briefs []taskBrief) []string
+}
+
+func toolSet(tools []llm.Tool) map[string]bool {
+	m := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		m[t.Name] = true
+	}
+	return m
+}
+
+// newStepEnv is the environment of a skill step: every step tool.
+func newStepEnv(ws *workspace.Workspace, statePath, skill string, subagents func(context.Context, []taskBrief) []string) *toolEnv {
+	return &toolEnv{allowed: toolSet(stepTools()), ws: ws, statePath: statePath, skill: skill, subagents: subagents}
+}
+
+// newSubagentEnv is the environment of a sub-agent, read-only by
+// construction: it has no state file, no way to start sub-agents, and a
+// write or any other call is refused before it is decoded.
+func newSubagentEnv(ws *workspace.Workspace) *toolEnv {
+	return &toolEnv{allowed: toolSet(readTools()), refusal: "is not available to a sub-agent: sub-agents are read-only", ws: ws}
 }
 
 type taskBrief struct {
@@ -126,6 +150,12 @@ func (e *toolEnv) run(ctx context.Context, c llm.ToolCall) toolOutcome {
 
 func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, error) {
 	ok := func(s string) (toolOutcome, error) { return toolOutcome{result: c.Result(s)}, nil }
+	if !e.allowed[c.Name] {
+		if e.refusal != "" {
+			return toolOutcome{}, errors.New(c.Name + " " + e.refusal)
+		}
+		return toolOutcome{}, fmt.Errorf("unknown tool %q", c.Name)
+	}
 	switch c.Name {
 	case toolReadFile:
 		var in struct{ Path string }
@@ -194,6 +224,9 @@ func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, er
 		if strings.TrimSpace(in.Goal) == "" {
 			return toolOutcome{}, errors.New("the brief needs a goal")
 		}
+		if e.subagents == nil {
+			return toolOutcome{}, errors.New("delegate_task is not available here")
+		}
 		return ok(e.subagents(ctx, []taskBrief{in})[0])
 	case toolDispatchAgents:
 		var in struct{ Tasks []taskBrief }
@@ -202,6 +235,9 @@ func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, er
 		}
 		if len(in.Tasks) == 0 {
 			return toolOutcome{}, errors.New("dispatch_agents needs at least one task")
+		}
+		if e.subagents == nil {
+			return toolOutcome{}, errors.New("dispatch_agents is not available here")
 		}
 		answers := e.subagents(ctx, in.Tasks)
 		var b strings.Builder
@@ -220,6 +256,11 @@ func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, er
 }
 
 func (e *toolEnv) updateState(c llm.ToolCall) (toolOutcome, error) {
+	if e.statePath == "" {
+		// state.Update("") would lock and write relative to the process's
+		// working directory.
+		return toolOutcome{}, errors.New("update_state is not available here")
+	}
 	var in struct {
 		NextSkill       *string  `json:"next_skill"`
 		OpenDecisions   []string `json:"open_decisions"`

@@ -20,6 +20,12 @@
 //	subagent_return_tokens: 1500 # bound on a sub-agent's return; default 1500
 //	flow: epic                   # state.yaml keeps progress under <flow>_cycle;
 //	                             # default: name, with - and spaces as _
+//	agent_cmd: claude -p         # optional: run every step as a process of this
+//	                             # command-line agent (sh -c); --agent-cmd wins
+//	max_steps: 100               # most skill steps one run may take, counted
+//	                             # across resumes; default 100
+//	protect: ["secrets/**"]      # optional: doublestar globs of workspace files
+//	                             # a model's tools may not touch
 //	phases:                      # ordered; at least one; names unique
 //	  - name: analysis
 //	    skill: analyse-request   # the skill the phase starts with
@@ -100,6 +106,9 @@ const (
 	DefaultState                = "specs/state.yaml"
 	DefaultLedger               = "specs/ledger.md"
 	DefaultSubagentReturnTokens = 1500
+	// DefaultMaxSteps bounds the steps of one run: a skill that keeps
+	// naming itself as its next step stops there instead of paying forever.
+	DefaultMaxSteps = 100
 	// FileName is the workflow file `baton run` looks for.
 	FileName = "baton.yaml"
 	// MaxFileSize bounds how much of a workflow file is read; real ones are
@@ -125,6 +134,14 @@ type Workflow struct {
 	// <Flow>_cycle.
 	Flow   string
 	Phases []Phase
+	// AgentCmd is the external agent command `baton run` uses when
+	// --agent-cmd is not given; "" runs steps on a provider.
+	AgentCmd string
+	// MaxSteps bounds the skill steps of one run, across resumes.
+	MaxSteps int
+	// Protect holds doublestar patterns (workspace-relative) of files a
+	// model's tools may not touch, on top of the ones baton always protects.
+	Protect []string
 
 	// Path is the file the workflow was read from, Dir its folder (the
 	// workspace root and the base of Skills).
@@ -234,6 +251,7 @@ func (p *parseState) parse(data []byte) *Workflow {
 		State:                DefaultState,
 		Ledger:               DefaultLedger,
 		SubagentReturnTokens: DefaultSubagentReturnTokens,
+		MaxSteps:             DefaultMaxSteps,
 		Path:                 p.path,
 		Dir:                  filepath.Dir(p.path),
 	}
@@ -301,6 +319,14 @@ func (p *parseState) parse(data []byte) *Workflow {
 			w.Flow = p.str(mv.Value, key)
 		case "phases":
 			w.Phases = p.phases(mv.Value)
+		case "agent_cmd":
+			w.AgentCmd = p.str(mv.Value, key)
+		case "max_steps":
+			if v := p.count(mv.Value, key, false); v > 0 {
+				w.MaxSteps = v
+			}
+		case "protect":
+			w.Protect = p.patterns(mv.Value, key)
 		default:
 			p.warnf(kl, key, "unknown key; baton ignores it")
 		}

@@ -26,7 +26,7 @@ func TestParseDefaults(t *testing.T) {
 	}
 	want := &Workflow{
 		Name: "demo", ThresholdFraction: 0.65, State: "specs/state.yaml", Ledger: "specs/ledger.md",
-		Capsule: "capsule.md", SubagentReturnTokens: 1500, Flow: "demo",
+		Capsule: "capsule.md", SubagentReturnTokens: 1500, Flow: "demo", MaxSteps: DefaultMaxSteps,
 		Phases: []Phase{{Name: "one", Skill: "a", Line: 4}},
 		Path:   "dir/baton.yaml", Dir: "dir",
 	}
@@ -45,6 +45,9 @@ ledger: s/ledger.md
 capsule: work/capsule.md
 skills: my-skills
 subagent_return_tokens: 900
+agent_cmd: my-agent --print
+max_steps: 12
+protect: ["secrets/**", "*.pem"]
 colour: blue
 phases:
   - name: a
@@ -59,11 +62,12 @@ phases:
 	want := &Workflow{
 		Name: "full", WindowTokens: 100000, ThresholdFraction: 0.6, State: "s/state.yaml", Ledger: "s/ledger.md",
 		Capsule: "work/capsule.md", Skills: []string{"my-skills"}, SubagentReturnTokens: 900, Flow: "full",
-		Phases: []Phase{{Name: "a", Skill: "x", ExpectTokens: 5000, Line: 12}, {Name: "b", Skill: "y", Line: 15}},
+		AgentCmd: "my-agent --print", MaxSteps: 12, Protect: []string{"secrets/**", "*.pem"},
+		Phases: []Phase{{Name: "a", Skill: "x", ExpectTokens: 5000, Line: 15}, {Name: "b", Skill: "y", Line: 18}},
 		Path:   "baton.yaml", Dir: ".",
 		Warnings: []string{
-			`baton.yaml:10: colour: unknown key; baton ignores it`,
-			`baton.yaml:15: phases[1].extra: unknown key; baton ignores it`,
+			`baton.yaml:13: colour: unknown key; baton ignores it`,
+			`baton.yaml:18: phases[1].extra: unknown key; baton ignores it`,
 		},
 	}
 	if diff := cmp.Diff(want, w); diff != "" {
@@ -99,6 +103,16 @@ func TestParseErrors(t *testing.T) {
 		{"name list", "name: [a]\ncapsule: c\nphases: [{name: a, skill: b}]\n", "name: must be a non-empty string, not a list"},
 		{"same file", minimal + "state: capsule.md\n", "state: is the same file as capsule"},
 		{"skills mapping", minimal + "skills: {a: b}\n", "skills: must be a folder or a list of folders"},
+		{"max_steps zero", minimal + "max_steps: 0\n", "f.yaml:6: max_steps: must be a positive whole number"},
+		{"max_steps negative", minimal + "max_steps: -3\n", "f.yaml:6: max_steps: must be a positive whole number"},
+		{"max_steps text", minimal + "max_steps: many\n", `f.yaml:6: max_steps: must be a whole number, not "many"`},
+		{"agent_cmd empty", minimal + "agent_cmd: \"\"\n", "f.yaml:6: agent_cmd: must be a non-empty string"},
+		{"agent_cmd list", minimal + "agent_cmd: [a, b]\n", "f.yaml:6: agent_cmd: must be a non-empty string, not a list"},
+		{"protect bad glob", minimal + "protect:\n  - ok/**\n  - \"secrets/[ab\"\n", `f.yaml:8: protect[1]: "secrets/[ab" is not a valid glob pattern`},
+		{"protect absolute", minimal + "protect: [/etc/**]\n", `f.yaml:6: protect[0]: "/etc/**" must be relative to the workspace`},
+		{"protect escape", minimal + "protect: \"../other/**\"\n", `f.yaml:6: protect: "../other/**" leaves the workspace`},
+		{"protect mapping", minimal + "protect: {a: b}\n", "f.yaml:6: protect: must be a glob pattern or a list of them"},
+		{"protect number", minimal + "protect: [3]\n", "f.yaml:6: protect[0]: must be a non-empty string, not 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,24 +50,3 @@ func TestRunWithFailingAgentCmd(t *testing.T) {
 		})
 	}
 }
-
-// A resume needs no --agent-cmd: the run remembers the agent it started
-// with, and a completed step is not run again.
-func TestResumeUsesTheRunsAgentCmd(t *testing.T) {
-	isolateEnv(t)
-	ws, logDir := exampleWorkspace(t), t.TempDir()
-	marker := filepath.Join(logDir, "second-try")
-	agent := `echo "$BATON_SKILL" >> '` + logDir + `/calls'; if [ "$BATON_SKILL" = plan-change ] && [ ! -f '` + marker + `' ]; then touch '` + marker + `'; exit 3; fi; printf '` + "```" + `handoff\nsummary: ok\n` + "```" + `\n'`
-	wf := filepath.Join(ws, "baton.yaml")
-	if code, _, errOut := runBaton(t, "", "run", "--workflow", wf, "--agent-cmd", agent); code != exitError {
-		t.Fatalf("first run: exit %d, want a failure in plan-change\n%s", code, errOut)
-	}
-	code, _, errOut := runBaton(t, "", "resume", "--workflow", wf)
-	if code != exitOK || !strings.Contains(errOut, "resuming with the agent command") {
-		t.Fatalf("resume: exit %d\n%s", code, errOut)
-	}
-	calls, _ := os.ReadFile(filepath.Join(logDir, "calls"))
-	if got := strings.Count(string(calls), "analyse-request"); got != 1 {
-		t.Errorf("analyse-request ran %d times, want once:\n%s", got, calls)
-	}
-}

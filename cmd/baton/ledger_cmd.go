@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"
+	"github.com/baton-dev/baton/runner"
 )
 
 func init() { register(newLedgerCmd) }
@@ -85,6 +86,11 @@ found or a file cannot be read, 2 for a wrong command line.`,
 func runLedgerLint(stdout, stderr io.Writer, o ledgerLintOpts) error {
 	if o.run == "" && o.log == "" && o.ledger == "" && len(o.skills) == 0 {
 		return usageErrorf("ledger lint: nothing to check; give --run, --log, --ledger or --skills")
+	}
+	if o.run != "" {
+		if err := runner.CheckRunID(o.run); err != nil {
+			return usageErrorf("ledger lint: --run %q is not a baton run id (letters, digits, - and _)", o.run)
+		}
 	}
 	logPath := o.log
 	if logPath == "" && o.run != "" {

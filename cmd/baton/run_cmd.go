@@ -29,6 +29,7 @@ type runFlags struct {
 	// agentCmd runs each step as a process of an external agent.
 	agentCmd     string
 	agentTimeout time.Duration
+	maxSteps     int
 }
 
 func (f *runFlags) register(cmd *cobra.Command, withDryRun bool) {
@@ -39,6 +40,7 @@ func (f *runFlags) register(cmd *cobra.Command, withDryRun bool) {
 	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultSubagentConcurrency, "sub-agents in flight at once")
 	fl.StringVar(&f.agentCmd, "agent-cmd", "", "run each skill step as a fresh process of a command-line agent, `CMD` run with sh -c (input on stdin, handoff fields from a fenced handoff block in its output); no provider is needed")
 	fl.DurationVar(&f.agentTimeout, "agent-timeout", runner.DefaultAgentTimeout, "longest one --agent-cmd process may run")
+	fl.IntVar(&f.maxSteps, "max-steps", 0, "most skill steps the run may take, counted across resumes (default: the workflow's max_steps, else "+fmt.Sprint(workflow.DefaultMaxSteps)+")")
 	if withDryRun {
 		fl.BoolVar(&f.dryRun, "dry-run", false, "print the steps and each fresh context's size against the budget; call no model")
 		fl.BoolVar(&f.fresh, "fresh", false, "start a new run even if an unfinished one exists")
@@ -67,7 +69,12 @@ step's input, and how to end the step; its stdout is read back, and the
 handoff fields (next_skill, open_decisions, required_reading, context,
 decisions, summary) come from a fenced ` + "```handoff" + ` YAML block in it.
 No provider is needed; the agent's token usage is unknown to baton and
-counted as zero.`,
+counted as zero. Without --agent-cmd, the workflow's agent_cmd key (if any)
+is the command.
+
+A run takes at most max_steps skill steps (baton.yaml, default ` + fmt.Sprint(workflow.DefaultMaxSteps) + `, or
+--max-steps), counted across resumes: a skill that keeps naming itself as
+its next step stops there, and the run stays resumable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWorkflow(cmd, f, false) },
 	}
@@ -80,8 +87,17 @@ func newResumeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume [--workflow FILE] [flags]",
 		Short: "Continue the workspace's unfinished run from state.yaml, its journals and the ledger",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runWorkflow(cmd, f, true) },
+		Long: `resume continues the workspace's unfinished run (.baton/current.json) from
+state.yaml, its step journals and the ledger; no completed model call is
+paid again.
+
+The agent command is --agent-cmd, else the workflow's agent_cmd; it is
+never taken from .baton/current.json, which an agent may have written. If
+the run started with a different command (or with one, and none is given
+now), resume says what it would run and stops: pass --agent-cmd to choose.
+resume prints the command it runs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWorkflow(cmd, f, true) },
 	}
 	f.register(cmd, false)
 	return cmd
@@ -109,17 +125,39 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	if f.agentTimeout <= 0 {
 		return usageErrorf("--agent-timeout must be positive")
 	}
-	_, unfinished := runner.Unfinished(wf)
+	if cmd.Flags().Changed("max-steps") && f.maxSteps < 1 {
+		return usageErrorf("--max-steps must be at least 1")
+	}
+	var info runner.RunInfo
+	unfinished := false
+	if resume || !f.fresh {
+		if info, unfinished, err = runner.UnfinishedRun(wf); err != nil {
+			return err
+		}
+	}
 	resuming := resume || (unfinished && !f.fresh)
-	if resuming && f.agentCmd == "" {
-		if c := runner.UnfinishedAgentCmd(wf); c != "" {
-			f.agentCmd = c
-			fmt.Fprintf(stderr, "baton: resuming with the agent command the run started with: %s\n", c)
+	if cmd.Flags().Changed("agent-cmd") {
+		if resuming && unfinished {
+			fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
+		}
+	} else {
+		// The command comes from the workflow file, never from
+		// current.json: anything under .baton/ may have been written by an
+		// agent, and a resume must not run what an agent chose.
+		f.agentCmd = wf.AgentCmd
+		if resuming && unfinished {
+			if info.AgentCmd != f.agentCmd {
+				return fmt.Errorf("run %s started with %s; without --agent-cmd it would resume with %s, since %s; pass --agent-cmd explicitly to choose the command",
+					info.ID, describeAgent(info.AgentCmd), describeAgent(f.agentCmd), agentSource(wf))
+			}
+			fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
+		} else if f.agentCmd != "" {
+			fmt.Fprintf(stderr, "baton: running each step with agent command %q (agent_cmd in %s)\n", f.agentCmd, filepath.Base(wf.Path))
 		}
 	}
 	cfg := runner.Config{
 		Workflow: wf, ModelName: f.models.model, AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
-		MaxTurns: f.maxTurns, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
+		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
 	}
 	if f.agentCmd == "" { // an external agent brings its own model
 		model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
@@ -140,6 +178,9 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 			res.RunID, res.Steps, res.Resets, res.Replayed, res.Usage.InputTokens, res.Usage.OutputTokens)
 	}
 	if err != nil {
+		if errors.Is(err, runner.ErrMaxSteps) {
+			return err // it says how to go on
+		}
 		if res != nil && res.RunID != "" {
 			return fmt.Errorf("%w (resume with: baton resume --workflow %s)", err, f.workflow)
 		}
@@ -147,6 +188,21 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	}
 	fmt.Fprintln(out, res.Summary)
 	return nil
+}
+
+// describeAgent names an agent command for a message.
+func describeAgent(cmd string) string {
+	if cmd == "" {
+		return "no agent command (steps on the provider)"
+	}
+	return fmt.Sprintf("agent command %q", cmd)
+}
+
+func agentSource(wf *workflow.Workflow) string {
+	if wf.AgentCmd == "" {
+		return filepath.Base(wf.Path) + " has no agent_cmd"
+	}
+	return "that is the agent_cmd in " + filepath.Base(wf.Path)
 }
 
 func printRunPlan(w io.Writer, wf *workflow.Workflow, model string) error {
