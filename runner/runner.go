@@ -85,10 +85,14 @@ type Result struct {
 
 // runner holds one run.
 type runner struct {
-	cfg     Config
-	wf      *workflow.Workflow
-	lib     *skill.Library
-	ws      *workspace.Workspace
+	cfg Config
+	wf  *workflow.Workflow
+	lib *skill.Library
+	ws  *workspace.Workspace // baton's own view: step contexts, state, ledger
+	// tools is the workspace as a model's tool calls see it: baton's run
+	// records, .git, the workflow, skills and protect: patterns denied;
+	// state, ledger and capsule read-only.
+	tools   *workspace.Workspace
 	budget  budget.Budget
 	counter *tokens.Counter
 	id      string
@@ -136,12 +140,17 @@ func newRunner(cfg Config) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	deny, readOnly := protectedRules(wf)
+	tools, err := ws.Restrict(workspace.Rules{Deny: deny, ReadOnly: readOnly})
+	if err != nil {
+		return nil, fmt.Errorf("%s: protect: %w", wf.Path, err)
+	}
 	window, _ := wf.Window(cfg.ModelName)
 	b, err := budget.New(window, wf.ThresholdFraction)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", wf.Path, err)
 	}
-	r := &runner{cfg: cfg, wf: wf, lib: lib, ws: ws, budget: b, counter: tokens.ForModel(cfg.ModelName)}
+	r := &runner{cfg: cfg, wf: wf, lib: lib, ws: ws, tools: tools, budget: b, counter: tokens.ForModel(cfg.ModelName)}
 	if err := r.preflight(); err != nil {
 		return nil, err
 	}

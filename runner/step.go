@@ -97,7 +97,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer s.j.close()
-	s.env = newStepEnv(s.r.ws, s.r.statePath(), s.skillName, s.runSubagents)
+	s.env = newStepEnv(s.r.tools, s.r.statePath(), s.skillName, s.runSubagents)
 
 	system, user, ctxTokens, err := s.context(s.seed)
 	if err != nil {

@@ -61,7 +61,7 @@ func (s *stepRun) runSubagents(ctx context.Context, briefs []taskBrief) []string
 // than the contract.
 func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 	contract := s.r.wf.SubagentReturnTokens
-	env := newSubagentEnv(s.r.ws)
+	env := newSubagentEnv(s.r.tools)
 	req := &llm.Request{
 		Model:     s.r.cfg.ModelName,
 		System:    subagentSystem,
