@@ -163,6 +163,7 @@ func lintRun(id string, events []runlog.Event, entries []Entry) []Finding {
 			}
 		}
 	}
+	fs = append(fs, lintSessions(id, events)...)
 	// Without a phase list, a run that ended has reached its last phase.
 	if reachedLast || len(phases) == 0 && ended {
 		fs = append(missing, fs...)

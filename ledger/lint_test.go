@@ -20,6 +20,13 @@ func ev(min int, typ string, edit ...func(*runlog.Event)) runlog.Event {
 
 func phase(p string) func(*runlog.Event) { return func(e *runlog.Event) { e.Phase = p } }
 
+func sess(id string) func(*runlog.Event) { return func(e *runlog.Event) { e.Session = id } }
+func step(n string) func(*runlog.Event)  { return func(e *runlog.Event) { e.Step = n } }
+func ok(e *runlog.Event)                 { e.Status = "ok" }
+
+// fromLedger is a resume backed by a ledger entry the test does not check.
+func fromLedger(e *runlog.Event) { e.From, e.LedgerTime = runlog.FromLedger, t0 }
+
 func seeded(min int) func(*runlog.Event) {
 	return func(e *runlog.Event) { e.LedgerTime = t0.Add(time.Duration(min) * time.Minute) }
 }
@@ -96,6 +103,30 @@ func TestLint(t *testing.T) {
 			sub(1, 900, runlog.ActionAccepted), sub(2, 4000, runlog.ActionReRequested), sub(3, 1600, runlog.ActionTruncated),
 			sub(4, 4000, runlog.ActionIngestedOversize), sub(5, 1600, runlog.ActionAccepted), sub(6, 1600, ""),
 		}, nil, nil, []string{"oversize-return-ingested@line 4", "oversize-return-ingested@line 5", "oversize-return-ingested@line 6"}},
+		{"crash and resume is one session after another", []runlog.Event{
+			ev(1, runlog.RunStart, sess("a")), ev(2, runlog.StepStart, step("1"), sess("a")),
+			ev(3, runlog.LedgerWritten, sess("b")), ev(4, runlog.Resume, sess("b"), fromLedger),
+			ev(5, runlog.StepStart, step("1"), sess("b")), ev(6, runlog.StepEnd, step("1"), ok, sess("b")), ev(7, runlog.RunEnd, sess("b")),
+		}, nil, nil, nil},
+		{"a failed step runs again after a resume", []runlog.Event{
+			ev(1, runlog.RunStart), ev(2, runlog.StepStart, step("1")), ev(3, runlog.StepEnd, step("1"), func(e *runlog.Event) { e.Status = "failed" }),
+			ev(4, runlog.Resume, fromLedger), ev(5, runlog.StepStart, step("1")), ev(6, runlog.StepEnd, step("1"), ok),
+		}, nil, nil, nil},
+		{"an old session writes after the takeover", []runlog.Event{
+			ev(1, runlog.RunStart, sess("a")), ev(2, runlog.StepStart, step("1"), sess("a")),
+			ev(3, runlog.Resume, sess("b"), fromLedger), ev(4, runlog.StepStart, step("1"), sess("b")),
+			ev(5, runlog.ModelCall, sess("a")),
+		}, nil, nil, []string{"interleaved-sessions@line 5"}},
+		{"no sessions: a step started twice without a resume", []runlog.Event{
+			ev(1, runlog.RunStart), ev(2, runlog.StepStart, step("1")), ev(3, runlog.StepStart, step("1")),
+		}, nil, nil, []string{"interleaved-sessions@line 3"}},
+		{"no sessions: a step ended twice", []runlog.Event{
+			ev(1, runlog.RunStart), ev(2, runlog.StepStart, step("1")), ev(3, runlog.Resume, fromLedger), ev(4, runlog.StepStart, step("1")),
+			ev(5, runlog.StepEnd, step("1"), ok), ev(6, runlog.StepEnd, step("1"), ok),
+		}, nil, nil, []string{"interleaved-sessions@line 6"}},
+		{"no sessions: two run_end events", []runlog.Event{ev(1, runlog.RunStart), ev(2, runlog.RunEnd), ev(3, runlog.RunEnd)},
+			nil, nil, []string{"interleaved-sessions@line 3"}},
+		{"two run_start events", []runlog.Event{ev(1, runlog.RunStart), ev(2, runlog.RunStart)}, nil, nil, []string{"interleaved-sessions@line 2"}},
 		{"skill bodies", nil, nil, []SkillBody{
 			{Path: "ok/SKILL.md", Body: "Reset at the threshold_fraction from baton.yaml.\n| File | Lines |\n|---|---|\n| a.md | 10% |\n"},
 			{Path: "table/SKILL.md", Body: "# T\r\n\r\n| Window | Compact at |\r\n|--|--|\r\n| 200k | 70% |\r\n"},
@@ -135,4 +166,27 @@ func FuzzLintSkill(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A run log as baton wrote it before the run lock, when a `baton resume`
+// joined a live `baton run`: no sessions, one resume in the middle of a
+// step the first process was still running. Its other red flags aside, lint
+// names the interleaving at the first line that proves it.
+func TestLintInterleavedRunLog(t *testing.T) {
+	events, problems, err := runlog.Read("testdata/interleaved-run.jsonl")
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("read: %v %v", err, problems)
+	}
+	var got []string
+	for _, f := range Lint(events, nil, nil) {
+		if f.Rule == RuleInterleavedSessions {
+			got = append(got, f.Where)
+			if !strings.Contains(f.Message, "two baton processes") || !strings.Contains(f.Message, "step 1") {
+				t.Errorf("message %q", f.Message)
+			}
+		}
+	}
+	if want := []string{"testdata/interleaved-run.jsonl:11"}; !cmp.Equal(got, want) {
+		t.Errorf("interleaved-sessions findings at %v, want %v", got, want)
+	}
 }

@@ -21,7 +21,8 @@
 //	run    the run id
 //	type   one of the event types below
 //
-// and, where they apply, phase, skill and step (the step id). Empty and zero
+// and, where they apply, phase, skill and step (the step id), and session
+// (the baton process that wrote it; a resume starts a new one). Empty and zero
 // fields are left out. The other fields by event type:
 //
 //	run_start            phases (the ordered phase list: the phase→boundary map,
@@ -155,6 +156,11 @@ type Event struct {
 	Model     string `json:"model,omitempty"`
 	InputHash string `json:"input_hash,omitempty"`
 	Usage     *Usage `json:"usage,omitempty"`
+
+	// Session is the baton process that wrote the event (the run lock's
+	// holder session): a resumed run's events carry a new one, and events
+	// of two sessions interleaved mean two processes wrote the run at once.
+	Session string `json:"session,omitempty"`
 
 	// Path and Line say where Read found the event, for messages. They are
 	// not part of the file.

@@ -25,6 +25,7 @@ import (
 	"github.com/baton-dev/baton/budget"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/runlock"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/state"
@@ -98,6 +99,7 @@ type runner struct {
 	id      string
 	dir     string // .baton/runs/<id>
 	log     *runlog.Writer
+	lock    *runlock.Lock // this process's hold on the workspace (lock.go)
 
 	mu     sync.Mutex
 	result Result
@@ -192,6 +194,7 @@ func (r *runner) open(id string) error {
 
 func (r *runner) event(e runlog.Event) {
 	e.Run = r.id
+	r.stamp(&e)
 	if e.Time.IsZero() {
 		e.Time = r.cfg.Now().UTC()
 	}
@@ -243,6 +246,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	release, err := r.lockWorkspace()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := r.open(newID(r.cfg.Now())); err != nil {
 		return nil, err
 	}
@@ -273,6 +281,11 @@ func Resume(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	release, err := r.lockWorkspace()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	info, ok, err := UnfinishedRun(r.wf)
 	if err != nil {
 		return nil, err
