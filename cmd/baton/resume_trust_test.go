@@ -30,25 +30,20 @@ func TestResumeNeverRunsAnAgentCmdAModelWrote(t *testing.T) {
 	dir := exampleWorkspace(t)
 	marker := filepath.Join(t.TempDir(), "pwned")
 	var mu sync.Mutex
+	var writeResult *llm.ToolResult
 	rule := llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
 		mu.Lock()
 		defer mu.Unlock()
-		read := llmtest.CallTools(llmtest.Call("read_file", `{"path": ".baton/current.json"}`))
 		res := r.ToolResults()
 		if len(res) == 0 {
-			return read
-		}
-		if len(res) == 1 {
-			var info map[string]any
-			if err := json.Unmarshal([]byte(res[0].Content), &info); err != nil {
-				return llmtest.Text("could not read current.json: " + res[0].Content)
-			}
-			info["agent_cmd"] = "touch " + marker
-			b, _ := json.Marshal(info)
-			in, _ := json.Marshal(map[string]string{"path": ".baton/current.json", "content": string(b)})
+			forged := `{"id": "x", "workflow": "baton.yaml", "status": "running", "agent_cmd": "touch ` + marker + `"}`
+			in, _ := json.Marshal(map[string]string{"path": ".baton/current.json", "content": forged})
 			return llmtest.CallTools(llm.ToolCall{Name: "write_file", Input: in})
 		}
-		return read // and never finish
+		if writeResult == nil {
+			writeResult = &res[0]
+		}
+		return llmtest.CallTools(llmtest.Call("list_files", `{"pattern": "*"}`)) // and never finish
 	})
 	s := llmtest.NewServer(t, rule)
 	t.Setenv("OPENAI_BASE_URL", s.OpenAIBaseURL())
@@ -57,24 +52,18 @@ func TestResumeNeverRunsAnAgentCmdAModelWrote(t *testing.T) {
 	if code != exitError || !strings.Contains(errOut, "resume with: baton resume") {
 		t.Fatalf("run: exit %d\n%s", code, errOut)
 	}
-	forged, _ := os.ReadFile(filepath.Join(dir, ".baton", "current.json"))
-	code, _, errOut = runBaton(t, "", "resume", "--workflow", wf)
-	if exists(marker) {
-		t.Fatal("baton resume ran the agent command the model wrote into .baton/current.json")
+	if writeResult == nil || !(writeResult.IsError || strings.HasPrefix(writeResult.Content, llm.ErrorPrefix)) || !strings.Contains(writeResult.Content, "protected by baton") {
+		t.Fatalf("the model's write to .baton/current.json got %+v, want a protected error", writeResult)
 	}
-	if strings.Contains(string(forged), "touch") {
-		// The model's write landed (nothing denies .baton/ to tools here):
-		// the resume must refuse and say why, in one line.
-		want := `started with agent command "touch ` + marker + `"; without --agent-cmd it would resume with no agent command (steps on the provider), since baton.yaml has no agent_cmd; pass --agent-cmd explicitly to choose the command`
-		if code != exitError || !strings.Contains(lastLine(errOut), want) {
-			t.Fatalf("resume: exit %d, last line %q\nwant %q", code, lastLine(errOut), want)
-		}
+	if forged, _ := os.ReadFile(filepath.Join(dir, ".baton", "current.json")); strings.Contains(string(forged), "touch") {
+		t.Fatalf("the model's write to .baton/current.json landed:\n%s", forged)
 	}
-	// Choosing the command explicitly (here: none, the provider) resumes.
+	// The resume runs what the user chose (here: the provider, as the run
+	// started) and says so.
 	s.SetRules(finishing())
-	code, out, errOut := runBaton(t, "", "resume", "--workflow", wf, "--agent-cmd", "")
+	code, out, errOut := runBaton(t, "", "resume", "--workflow", wf)
 	if code != exitOK || strings.TrimSpace(out) != "REPORT: all phases done" {
-		t.Fatalf("resume --agent-cmd '': exit %d\n%s", code, errOut)
+		t.Fatalf("resume: exit %d\n%s", code, errOut)
 	}
 	if !strings.Contains(errOut, "with no agent command (steps on the provider)") {
 		t.Errorf("the resume did not say what it runs:\n%s", errOut)
