@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -55,22 +56,28 @@ func (e *ProviderError) IsRetryable() bool {
 
 // ParseRetryAfter reads retry-after-ms (milliseconds, used by OpenAI) or
 // retry-after (seconds or an HTTP date) from h. It returns 0 when neither is
-// present or parseable.
+// present or parseable, or when the wait asked for is negative or already
+// past.
+//
+// A number too large for a time.Duration, and one that is not finite (NaN,
+// ±Inf), is a wait longer than any cap, so that RetryPolicy.MaxRetryAfter
+// ends the retries at once. Taking it for 0 would do the opposite of what the
+// provider asked: retry at full speed.
 func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if h == nil {
 		return 0
 	}
 	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+		if ms, err := strconv.ParseFloat(v, 64); err == nil || isRangeErr(err) {
+			return scaled(ms, time.Millisecond)
 		}
 	}
 	v := h.Get("retry-after")
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
+	if s, err := strconv.ParseFloat(v, 64); err == nil || isRangeErr(err) {
+		return scaled(s, time.Second)
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
@@ -78,4 +85,51 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// retryAfterForever is what an unrepresentable retry-after becomes.
+const retryAfterForever = time.Duration(math.MaxInt64)
+
+// scaled is v units as a Duration, saturating instead of overflowing: a
+// float64 beyond the int64 range converts to an undefined value, in practice
+// a negative one.
+func scaled(v float64, unit time.Duration) time.Duration {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return retryAfterForever
+	case v <= 0:
+		return 0
+	}
+	d := v * float64(unit)
+	if d >= float64(math.MaxInt64) {
+		return retryAfterForever
+	}
+	return time.Duration(d)
+}
+
+// isRangeErr reports a number too large for a float64 ("1e400"), which
+// ParseFloat returns as ±Inf with this error.
+func isRangeErr(err error) bool {
+	var ne *strconv.NumError
+	return errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange)
+}
+
+// Incomplete is the error for a response that ended before the provider
+// said it was complete: a stream cut short by a proxy, a load balancer or a
+// server that gave up, which ends the body cleanly but without its end
+// marker. Its StatusCode is 0, a transport failure, so it is retried; a half
+// answer is never returned as a whole one. It matches ErrIncomplete.
+func Incomplete(provider, msg string) *ProviderError {
+	return &ProviderError{Provider: provider, Type: "incomplete_response", Message: msg, Err: ErrIncomplete}
+}
+
+// TransportMessage is the text of a transport failure for a ProviderError:
+// a baton timeout says only what expired (the URL the HTTP client prefixes
+// adds nothing), anything else is err's own text.
+func TransportMessage(err error) string {
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		return te.Error()
+	}
+	return err.Error()
 }

@@ -140,7 +140,7 @@ func (r *Retrying) Generate(ctx context.Context, req *Request) (*Response, error
 		}
 		if pe.RetryAfter > r.p.MaxRetryAfter {
 			return nil, fmt.Errorf("%s: %w (%s requested, limit %s): %w",
-				plural(attempt, "attempt"), ErrRetryAfterTooLong, pe.RetryAfter, r.p.MaxRetryAfter, err)
+				plural(attempt, "attempt"), ErrRetryAfterTooLong, describeWait(pe.RetryAfter), r.p.MaxRetryAfter, err)
 		}
 		wait := r.p.wait(attempt, pe.RetryAfter, rand.Int64N)
 		if r.p.OnRetry != nil {
@@ -160,6 +160,15 @@ func attemptsErr(attempt int, err error) error {
 		return err
 	}
 	return fmt.Errorf("after %d attempts: %w", attempt, err)
+}
+
+// describeWait prints a requested wait; one that does not fit a Duration
+// (see ParseRetryAfter) would otherwise print as 2562047h47m16s.
+func describeWait(d time.Duration) string {
+	if d == retryAfterForever {
+		return "an unbounded wait"
+	}
+	return d.String()
 }
 
 func plural(n int, word string) string {

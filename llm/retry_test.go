@@ -3,7 +3,9 @@ package llm
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -91,5 +93,37 @@ func TestSleepCtx(t *testing.T) {
 	}
 	if err := sleepCtx(context.Background(), time.Millisecond); err != nil {
 		t.Fatalf("sleepCtx = %v", err)
+	}
+}
+
+func TestParseRetryAfterBounds(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const forever = time.Duration(math.MaxInt64)
+	tests := []struct {
+		name, value string
+		want        time.Duration
+	}{
+		{"retry-after", "2", 2 * time.Second},
+		{"retry-after", "0.5", 500 * time.Millisecond},
+		{"retry-after", "-3", 0},
+		{"retry-after", "99999999999", forever},
+		{"retry-after", "9223372036.9", forever},
+		{"retry-after", "+Inf", forever},
+		{"retry-after", "-Inf", forever},
+		{"retry-after", "NaN", forever},
+		{"retry-after", "soon", 0},
+		{"retry-after", "Thu, 01 Jan 2026 00:00:30 GMT", 30 * time.Second},
+		{"retry-after", "Wed, 31 Dec 2025 23:59:00 GMT", 0},
+		{"retry-after-ms", "250", 250 * time.Millisecond},
+		{"retry-after-ms", "-1", 0},
+		{"retry-after-ms", "1e300", forever},
+		{"retry-after-ms", "Inf", forever},
+	}
+	for _, tt := range tests {
+		h := http.Header{}
+		h.Set(tt.name, tt.value)
+		if got := ParseRetryAfter(h, now); got != tt.want {
+			t.Errorf("%s: %s = %s, want %s", tt.name, tt.value, got, tt.want)
+		}
 	}
 }

@@ -21,6 +21,9 @@ type modelFlags struct {
 	baseURL     string
 	rpm, tpm    int
 	maxAttempts int
+	// callTimeout and idleTimeout bound each attempt's HTTP exchange and
+	// the silence of a streamed response; 0 turns one off.
+	callTimeout, idleTimeout time.Duration
 }
 
 func (m *modelFlags) register(fl *pflag.FlagSet) {
@@ -30,6 +33,8 @@ func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute limit (0: none)")
 	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute limit (0: none)")
 	fl.IntVar(&m.maxAttempts, "max-attempts", 5, "attempts per model call, retries included")
+	fl.DurationVar(&m.callTimeout, "call-timeout", llm.DefaultCallTimeout, "longest one attempt of a model call may take before it is abandoned and retried (0: no limit)")
+	fl.DurationVar(&m.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest a streamed response may send no event before it is abandoned and retried; keep-alive comments do not count (0: no limit)")
 }
 
 // resolve picks the provider and wraps it in baton's one retry policy and
@@ -39,7 +44,14 @@ func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Wri
 	if m.maxAttempts < 1 {
 		return nil, nil, usageErrorf("--max-attempts must be at least 1")
 	}
-	sel, err := provider.Resolve(ctx, provider.Options{Provider: m.provider, Model: m.model, BaseURL: m.baseURL}, os.Getenv)
+	if m.callTimeout < 0 || m.idleTimeout < 0 {
+		return nil, nil, usageErrorf("--call-timeout and --idle-timeout must not be negative")
+	}
+	// The timeouts live in the HTTP client, so they bound the exchange
+	// only: a call queued for a concurrency slot or rate budget has not
+	// started and cannot time out.
+	sel, err := provider.Resolve(ctx, provider.Options{Provider: m.provider, Model: m.model, BaseURL: m.baseURL,
+		HTTPClient: llm.NewHTTPClient(m.callTimeout, m.idleTimeout)}, os.Getenv)
 	if err != nil {
 		return nil, nil, err
 	}

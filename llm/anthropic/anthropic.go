@@ -48,7 +48,10 @@ type Config struct {
 	BaseURL string
 	// Model is used when a request names none.
 	Model string
-	// HTTPClient is used for every call; a default client when nil.
+	// HTTPClient is used for every call. Nil means llm.NewHTTPClient with
+	// llm.DefaultCallTimeout and llm.DefaultIdleTimeout; a client given here
+	// is used as it is, so wrap its transport with llm.CallTimeoutTransport
+	// and llm.IdleTimeoutTransport to keep those guards.
 	HTTPClient *http.Client
 	// CountTokens decides whether the system prompt is long enough to be
 	// worth caching; tokens.Count when nil.
@@ -104,9 +107,11 @@ func New(cfg Config) (*Model, error) {
 		}
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = llm.NewHTTPClient(llm.DefaultCallTimeout, llm.DefaultIdleTimeout)
 	}
+	opts = append(opts, option.WithHTTPClient(hc))
 	if cfg.APIKey != "" {
 		// x-api-key is how the Messages API documents API-key
 		// authentication; the header is set directly so that exactly one
@@ -344,6 +349,7 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, opts []optio
 	defer s.Close()
 	var acc sdk.Message
 	events := 0
+	stopped := false
 	// The SDK replaces tool input that is not valid JSON once streamed (a
 	// call cut short by max_tokens) with {}, which would run the tool with
 	// no arguments; the text as streamed is kept so that the caller can
@@ -362,13 +368,24 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, opts []optio
 			}
 			b.WriteString(ev.Delta.PartialJSON)
 		}
+		if ev.Type == "message_stop" {
+			stopped = true
+		}
 		events++
 	}
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
 	if events == 0 || acc.Type == "" {
+		// Not a Messages stream at all (an HTML error page, say): retrying
+		// will not help.
 		return nil, &decodeError{errors.New("the event stream ended without a message")}
+	}
+	if !stopped {
+		// A body that ends cleanly before message_stop is a stream cut
+		// short (a proxy, a load balancer, a server giving up): what
+		// arrived may be half an answer, so it is never taken for one.
+		return nil, llm.Incomplete(ProviderName, fmt.Sprintf("the stream ended before message_stop (after %d events)", events))
 	}
 	for i, b := range partial {
 		if i < int64(len(acc.Content)) && b.Len() > 0 && !json.Valid([]byte(b.String())) {
@@ -394,17 +411,17 @@ func (m *Model) response(msg *sdk.Message, raw *http.Response) (*llm.Response, e
 	}
 	var text strings.Builder
 	var calls []llm.ToolCall
-	blocks := 0
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
-			blocks++
 		case "tool_use":
 			calls = append(calls, llm.ToolCall{ID: b.ID, Name: b.Name, Input: llm.ToolInput(string(b.Input))})
 		}
 	}
-	if blocks == 0 && len(calls) == 0 {
+	if text.Len() == 0 && len(calls) == 0 {
+		// An empty text block is no answer either: a caller taking it for
+		// one would report an empty finding as a success.
 		return nil, m.invalid(status, "the response has no text content")
 	}
 	return &llm.Response{
@@ -434,6 +451,10 @@ func (m *Model) wrap(ctx context.Context, err error, raw *http.Response) error {
 		// retry.
 		return fmt.Errorf("anthropic: %w", ctxErr)
 	}
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		return pe
+	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		pe := &llm.ProviderError{Provider: ProviderName, StatusCode: apiErr.StatusCode,
@@ -456,7 +477,7 @@ func (m *Model) wrap(ctx context.Context, err error, raw *http.Response) error {
 		pe.Err = m.redactErr(err)
 		return pe
 	}
-	return &llm.ProviderError{Provider: ProviderName, Message: m.redact(err.Error()), Err: m.redactErr(err)}
+	return &llm.ProviderError{Provider: ProviderName, Message: m.redact(llm.TransportMessage(err)), Err: m.redactErr(err)}
 }
 
 func (m *Model) redact(s string) string { return llm.Redact(s, m.cfg.APIKey) }

@@ -66,6 +66,10 @@ type Reply struct {
 	// Empty answers 200 with no content blocks (Anthropic) or no choices
 	// (OpenAI).
 	Empty bool
+	// Fault makes a streamed reply end early, stall or lose its end marker;
+	// see StreamFault and CutAfter, CutMidLine, StallAfter, PingForever and
+	// NoEnd.
+	Fault StreamFault
 }
 
 // Text is a reply with the given answer.

@@ -274,11 +274,11 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, p Protocol) 
 	case reply.Garbage:
 		writeGarbage(w, rec.Stream)
 	case p == Anthropic && rec.Stream:
-		writeAnthropicStream(w, id, reply, usage)
+		writeAnthropicStream(r.Context(), w, id, reply, usage)
 	case p == Anthropic:
 		writeAnthropic(w, id, reply, usage)
 	case rec.Stream:
-		writeOpenAIStream(w, id, reply, usage, rec.IncludeUsage)
+		writeOpenAIStream(r.Context(), w, id, reply, usage, rec.IncludeUsage)
 	default:
 		writeOpenAI(w, id, reply, usage)
 	}

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -235,14 +236,21 @@ func writeOpenAI(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
 type sse struct {
 	w http.ResponseWriter
 	f http.Flusher
+	// ctx is the request's: a stalled stream waits on it.
+	ctx    context.Context
+	fault  StreamFault
+	events int  // events written so far
+	dead   bool // the fault ended the stream; later writes are dropped
 }
 
-func newSSE(w http.ResponseWriter) *sse {
+func newSSE(ctx context.Context, w http.ResponseWriter, fault StreamFault) *sse {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
-	return &sse{w: w, f: f}
+	s := &sse{w: w, f: f, ctx: ctx, fault: fault}
+	s.flush()
+	return s
 }
 
 func (s *sse) event(name string, v any) {
@@ -250,15 +258,23 @@ func (s *sse) event(name string, v any) {
 	if err != nil {
 		b = []byte(`{}`)
 	}
+	if s.faultBefore(name, b) {
+		return
+	}
 	if name != "" {
 		fmt.Fprintf(s.w, "event: %s\n", name)
 	}
 	fmt.Fprintf(s.w, "data: %s\n\n", b)
+	s.events++
 	s.flush()
 }
 
 func (s *sse) raw(line string) {
+	if s.faultBefore("", []byte(line)) {
+		return
+	}
 	fmt.Fprintf(s.w, "%s\n\n", line)
+	s.events++
 	s.flush()
 }
 
@@ -294,9 +310,9 @@ func jsonPieces(s string) []string {
 	return out
 }
 
-func writeAnthropicStream(w http.ResponseWriter, id string, r Reply, u llm.Usage) {
+func writeAnthropicStream(ctx context.Context, w http.ResponseWriter, id string, r Reply, u llm.Usage) {
 	w.Header().Set("request-id", "req_"+id)
-	s := newSSE(w)
+	s := newSSE(ctx, w, r.Fault)
 	start := anthropicMessage{ID: id, Type: "message", Role: "assistant", Model: r.Model,
 		Content: []anthropicBlock{}, Usage: toAnthropicUsage(u)}
 	// Like the real service, message_start carries the input side of usage
@@ -332,12 +348,14 @@ func writeAnthropicStream(w http.ResponseWriter, id string, r Reply, u llm.Usage
 	s.event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stopReason(Anthropic, r), "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": u.OutputTokens}})
-	s.event("message_stop", map[string]any{"type": "message_stop"})
+	if !s.noEnd() {
+		s.event("message_stop", map[string]any{"type": "message_stop"})
+	}
 }
 
-func writeOpenAIStream(w http.ResponseWriter, id string, r Reply, u llm.Usage, includeUsage bool) {
+func writeOpenAIStream(ctx context.Context, w http.ResponseWriter, id string, r Reply, u llm.Usage, includeUsage bool) {
 	w.Header().Set("x-request-id", "req_"+id)
-	s := newSSE(w)
+	s := newSSE(ctx, w, r.Fault)
 	created := time.Now().Unix()
 	chunk := func(choices []openAIChunkChoice, usage *openAIUsage) openAIChunk {
 		return openAIChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: r.Model,
@@ -360,8 +378,14 @@ func writeOpenAIStream(w http.ResponseWriter, id string, r Reply, u llm.Usage, i
 				s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{ToolCalls: []openAIToolCall{d}}}}, nil))
 			}
 		}
+		if s.noEnd() {
+			return
+		}
 		stop := stopReason(OpenAI, r)
 		s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{}, FinishReason: &stop}}, nil))
+	}
+	if s.noEnd() {
+		return
 	}
 	if includeUsage {
 		ou := toOpenAIUsage(u)
@@ -372,7 +396,7 @@ func writeOpenAIStream(w http.ResponseWriter, id string, r Reply, u llm.Usage, i
 
 func writeGarbage(w http.ResponseWriter, stream bool) {
 	if stream {
-		s := newSSE(w)
+		s := newSSE(context.Background(), w, StreamFault{})
 		s.raw("data: <html>upstream proxy error</html>")
 		return
 	}

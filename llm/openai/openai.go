@@ -44,7 +44,10 @@ type Config struct {
 	BaseURL string
 	// Model is used when a request names none.
 	Model string
-	// HTTPClient is used for every call; a default client when nil.
+	// HTTPClient is used for every call. Nil means llm.NewHTTPClient with
+	// llm.DefaultCallTimeout and llm.DefaultIdleTimeout; a client given here
+	// is used as it is, so wrap its transport with llm.CallTimeoutTransport
+	// and llm.IdleTimeoutTransport to keep those guards.
 	HTTPClient *http.Client
 	// CountTokens is kept for symmetry with package anthropic; OpenAI
 	// caches prompt prefixes automatically, so nothing here depends on it.
@@ -74,7 +77,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = llm.NewHTTPClient(llm.DefaultCallTimeout, llm.DefaultIdleTimeout)
 	}
 	// The service is built directly rather than through sdk.NewClient, whose
 	// defaults read OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and more
@@ -248,7 +251,8 @@ func (m *Model) response(c *sdk.ChatCompletion, raw *http.Response) (*llm.Respon
 		}
 		calls = append(calls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Input: llm.ToolInput(tc.Function.Arguments)})
 	}
-	if !ch.Message.JSON.Content.Valid() && ch.Message.Refusal == "" && len(calls) == 0 {
+	if ch.Message.Content == "" && ch.Message.Refusal == "" && len(calls) == 0 {
+		// Empty content is no answer either, whether null or "".
 		return nil, invalid(status, "the first choice has no content")
 	}
 	text := ch.Message.Content
@@ -288,6 +292,7 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw *
 		text   strings.Builder
 		chunks int
 		seen   bool
+		done   bool           // a finish_reason arrived
 		calls  []*callBuilder // by the index the stream gives each call
 	)
 	for s.Next() {
@@ -333,6 +338,7 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw *
 			}
 			if ch.FinishReason != "" {
 				out.StopReason = ch.FinishReason
+				done = true
 			}
 		}
 		if c.JSON.Usage.Valid() {
@@ -345,9 +351,17 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw *
 	if chunks == 0 || !seen {
 		return nil, invalid(statusOf(*raw), "the stream carried no choices")
 	}
+	if !done {
+		// A body that ends cleanly without a finish_reason is a stream
+		// cut short: what arrived may be half an answer.
+		return nil, llm.Incomplete(ProviderName, fmt.Sprintf("the stream ended before a finish_reason (after %d chunks)", chunks))
+	}
 	out.Text = text.String()
 	for _, b := range calls {
 		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: b.id, Name: b.name, Input: llm.ToolInput(b.args.String())})
+	}
+	if out.Text == "" && len(out.ToolCalls) == 0 {
+		return nil, invalid(statusOf(*raw), "the stream carried no content")
 	}
 	return &out, nil
 }
@@ -395,7 +409,7 @@ func (m *Model) wrap(ctx context.Context, err error, raw *http.Response) error {
 		pe.Err = m.redactErr(err)
 		return pe
 	}
-	return &llm.ProviderError{Provider: ProviderName, Message: m.redact(err.Error()), Err: m.redactErr(err)}
+	return &llm.ProviderError{Provider: ProviderName, Message: m.redact(llm.TransportMessage(err)), Err: m.redactErr(err)}
 }
 
 func (m *Model) redact(s string) string { return llm.Redact(s, m.cfg.APIKey) }
