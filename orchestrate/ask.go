@@ -423,7 +423,7 @@ func (r *run) dispatch(ctx context.Context) error {
 			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "running", Message: res.Task})
 			t0 := r.cfg.Now()
 			var usage llm.Usage
-			resp, err := r.cfg.Model.Generate(gctx, req)
+			resp, err := generateRecovered(gctx, r.cfg.Model, req)
 			res.DurationMS = r.cfg.Now().Sub(t0).Milliseconds()
 			if resp != nil {
 				usage = resp.Usage
@@ -570,4 +570,17 @@ func (r *run) errText(err error) string {
 // oneLine keeps error text to one line for records and terminals.
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+// generateRecovered is Model.Generate with a panic turned into an error: a
+// bug in a provider client or an SDK on one sub-agent's goroutine would
+// otherwise end the process with a stack trace and lose the whole run's
+// record; as an error it is one failed subtask, recorded like any other.
+func generateRecovered(ctx context.Context, m llm.Model, req *llm.Request) (resp *llm.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, fmt.Errorf("internal error (a bug in baton): %v", p)
+		}
+	}()
+	return m.Generate(ctx, req)
 }

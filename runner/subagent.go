@@ -42,6 +42,14 @@ func (s *stepRun) runSubagents(ctx context.Context, briefs []taskBrief) []string
 	g.SetLimit(s.r.cfg.SubagentConcurrency)
 	for i, b := range briefs {
 		g.Go(func() error {
+			// A panic on this goroutine would end the process with a stack
+			// trace, past the command's own recovery; as a failed
+			// sub-agent it is one error result the step can work with.
+			defer func() {
+				if p := recover(); p != nil {
+					out[i] = fmt.Sprintf("the sub-agent failed: internal error (a bug in baton): %v", p)
+				}
+			}()
 			ans, err := s.subagent(gctx, b)
 			if err != nil {
 				out[i] = fmt.Sprintf("the sub-agent failed: %v", err)
