@@ -218,14 +218,3 @@ func oneLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(s)
 }
-
-// line returns the 1-based line a node starts on, or 0.
-func line(n ast.Node) int {
-	if n == nil {
-		return 0
-	}
-	if tk := n.GetToken(); tk != nil && tk.Position != nil {
-		return tk.Position.Line
-	}
-	return 0
-}
