@@ -3,10 +3,11 @@ package workflow
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/baton-dev/baton/internal/bounded"
 )
 
 // bombWorkflow is a baton.yaml whose skills list holds a "billion laughs":
@@ -22,21 +23,8 @@ func bombWorkflow() string {
 
 func TestParseAliasBomb(t *testing.T) {
 	src := bombWorkflow()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() { _, err := Parse([]byte(src), "baton.yaml"); done <- err }()
 	var err error
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("still parsing a baton.yaml alias bomb after 10 s")
-	}
-	elapsed := time.Since(start)
-	runtime.ReadMemStats(&after)
-	alloc := after.TotalAlloc - before.TotalAlloc
+	elapsed, alloc := bounded.Measure(t, 10*time.Second, func() { _, err = Parse([]byte(src), "baton.yaml") })
 	t.Logf("%d-byte baton.yaml refused in %v with %d KB allocated: %v", len(src), elapsed, alloc>>10, err)
 	if !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "aliases") {
 		t.Fatalf("err = %q, want one line about aliases wrapping ErrInvalid", err)

@@ -3,51 +3,22 @@ package yamlsafe
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/baton-dev/baton/internal/bounded"
 )
 
-// bomb is a "billion laughs": levels lines, each a list of ten aliases of
-// the line before, 10^levels values in a few hundred bytes.
-func bomb(levels int) string {
-	var b strings.Builder
-	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
-	for i := 1; i <= levels; i++ {
-		fmt.Fprintf(&b, "a%d: &a%d [", i, i)
-		for j := range 10 {
-			if j > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, "*a%d", i-1)
-		}
-		b.WriteString("]\n")
-	}
-	return b.String()
-}
+// bomb is a "billion laughs": 10^(levels+1) values in a few hundred bytes.
+func bomb(levels int) string { return bounded.AliasBomb("", "a", levels, 10) }
 
-// bounded runs fn under a generous hang guard and reports its time and the
-// bytes it allocated.
-func bounded(t *testing.T, fn func()) (time.Duration, uint64) {
+func measure(t *testing.T, fn func()) (time.Duration, uint64) {
 	t.Helper()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	done := make(chan struct{})
-	go func() { defer close(done); fn() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("still parsing after 10 s")
-	}
-	elapsed := time.Since(start)
-	runtime.ReadMemStats(&after)
-	return elapsed, after.TotalAlloc - before.TotalAlloc
+	return bounded.Measure(t, 10*time.Second, fn)
 }
 
 func TestRefusals(t *testing.T) {
@@ -75,7 +46,7 @@ func TestRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			var v any
-			elapsed, alloc := bounded(t, func() { err = tc.lim.Unmarshal([]byte(tc.in), &v) })
+			elapsed, alloc := measure(t, func() { err = tc.lim.Unmarshal([]byte(tc.in), &v) })
 			t.Logf("%d bytes refused in %v, %d KB allocated: %v", len(tc.in), elapsed, alloc>>10, err)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
@@ -147,7 +118,7 @@ func TestWorstAccepted(t *testing.T) {
 	}
 	for name, in := range shapes {
 		var err error
-		elapsed, alloc := bounded(t, func() { _, err = Parse([]byte(in), 0) })
+		elapsed, alloc := measure(t, func() { _, err = Parse([]byte(in), 0) })
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
