@@ -1,9 +1,7 @@
 package runner_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,19 +11,6 @@ import (
 	"github.com/baton-dev/baton/runner"
 )
 
-// panicOn is an HTTP transport that panics on requests whose body holds
-// marker: a bug below the adapter, on a sub-agent's goroutine.
-type panicOn struct{ marker string }
-
-func (p panicOn) RoundTrip(r *http.Request) (*http.Response, error) {
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if bytes.Contains(body, []byte(p.marker)) {
-		panic("transport bug")
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // A panic inside a sub-agent's call is that sub-agent failing: the parent
 // step gets an error result saying so and the run goes on, instead of the
 // process ending with a stack trace.
@@ -33,7 +18,7 @@ func TestSubagentPanicIsAFailedSubagent(t *testing.T) {
 	dir := copyExample(t)
 	s := llmtest.NewServer(t, script(false))
 	m, err := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: s.AnthropicBaseURL(), Model: "claude-test",
-		HTTPClient: &http.Client{Transport: panicOn{marker: "You are a sub-agent of a baton workflow step"}}})
+		HTTPClient: &http.Client{Transport: llmtest.PanicTransport("You are a sub-agent of a baton workflow step", nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}
