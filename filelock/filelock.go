@@ -25,6 +25,11 @@ func Lock(path string) (unlock func() error, err error) {
 	if err := os.MkdirAll(filepath.Dir(lp), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	// The lock file is opened by path with O_CREATE: a symlink planted in
+	// its place would make baton create files wherever it points.
+	if fi, err := os.Lstat(lp); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("lock %s: %s is a symlink; baton keeps its lock files as regular files", path, filepath.Base(lp))
+	}
 	// A Flock of its own per call: one Flock locked twice returns at once,
 	// which would let two goroutines in.
 	fl := flock.New(lp)

@@ -1,7 +1,9 @@
 package filelock
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,5 +43,21 @@ func TestLockGivesTurns(t *testing.T) {
 	wg.Wait()
 	if most != 1 {
 		t.Fatalf("%d holders at once, want 1", most)
+	}
+}
+
+// A symlink in the lock file's place is refused: nothing is created where
+// it points.
+func TestLockRefusesASymlink(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "planted")
+	if err := os.Symlink(target, filepath.Join(dir, "ledger.md.lock")); err != nil {
+		t.Skipf("cannot make a symlink here: %v", err)
+	}
+	if _, err := Lock(filepath.Join(dir, "ledger.md")); err == nil || !strings.Contains(err.Error(), "is a symlink") {
+		t.Fatalf("err = %v, want a symlink refusal", err)
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Error("a file was created outside through the symlink")
 	}
 }
