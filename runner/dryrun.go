@@ -27,10 +27,6 @@ type Plan struct {
 	WindowKnown bool
 }
 
-// maxPlannedSteps stops the walk of a workflow whose default next steps
-// loop.
-const maxPlannedSteps = 50
-
 // DryRun walks the workflow by its skills' default next steps and builds
 // each step's fresh context.
 func DryRun(wf *workflow.Workflow, model string) (*Plan, error) {
@@ -48,7 +44,13 @@ func DryRun(wf *workflow.Workflow, model string) (*Plan, error) {
 	window, known := wf.Window(model)
 	p := &Plan{Window: window, Threshold: wf.ThresholdTokens(window), WindowKnown: known}
 	phase, name := 0, wf.Phases[0].Skill
-	for len(p.Steps) < maxPlannedSteps {
+	// A real run stops at max_steps; so does the walk of a workflow whose
+	// default next steps loop.
+	limit := wf.MaxSteps
+	if limit <= 0 {
+		limit = workflow.DefaultMaxSteps
+	}
+	for len(p.Steps) < limit {
 		sk, ok := lib.Get(name)
 		if !ok {
 			return nil, fmt.Errorf("unknown skill %q", name)
@@ -67,5 +69,5 @@ func DryRun(wf *workflow.Workflow, model string) (*Plan, error) {
 		}
 		phase, name = step.Phase, step.Skill
 	}
-	return p, fmt.Errorf("the default next steps do not end within %d steps; a skill chain loops", maxPlannedSteps)
+	return p, fmt.Errorf("the default next steps do not end within %d steps (max_steps); a skill chain loops", limit)
 }
