@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
@@ -43,11 +44,21 @@ type parser struct {
 }
 
 func (p *parser) errorf(field, format string, a ...any) {
-	p.problems = append(p.problems, Problem{Severity: Error, Path: p.path, Field: field, Message: fmt.Sprintf(format, a...)})
+	p.problems = append(p.problems, Problem{Severity: Error, Path: p.path, Field: fieldName(field), Message: fmt.Sprintf(format, a...)})
 }
 
 func (p *parser) warnf(field, format string, a ...any) {
-	p.problems = append(p.problems, Problem{Severity: Warning, Path: p.path, Field: field, Message: fmt.Sprintf(format, a...)})
+	p.problems = append(p.problems, Problem{Severity: Warning, Path: p.path, Field: fieldName(field), Message: fmt.Sprintf(format, a...)})
+}
+
+// fieldName is a frontmatter key as a problem shows it: a key with a line
+// break or another control character in it (a YAML key may hold one) is
+// quoted, so every problem stays one line.
+func fieldName(key string) string {
+	if strings.IndexFunc(key, unicode.IsControl) >= 0 {
+		return strconv.Quote(key)
+	}
+	return key
 }
 
 func (p *parser) parse(data []byte) *Skill {
