@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -56,10 +57,16 @@ func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Wri
 		return nil, nil, err
 	}
 	var model llm.Model = llm.WithLimits(sel.LLM, llm.Limits{Concurrency: concurrency, RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm})
+	// Parallel sub-agents retry at the same time; the lock keeps their
+	// notices whole lines and keeps a non-file stderr (a buffer, a pipe
+	// wrapper) from being written by two goroutines at once.
+	var mu sync.Mutex
 	model = llm.WithRetry(model, llm.RetryPolicy{
 		MaxAttempts: m.maxAttempts,
 		OnRetry: func(attempt int, wait time.Duration, err error) {
 			if !isTerminal(stderr) {
+				mu.Lock()
+				defer mu.Unlock()
 				fmt.Fprintf(stderr, "baton: attempt %d failed (%s); retrying in %s\n", attempt, oneLineErr(err), wait.Round(time.Millisecond))
 			}
 		},
