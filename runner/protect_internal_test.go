@@ -32,8 +32,10 @@ func TestProtectedRules(t *testing.T) {
 		{"protect and custom paths", "state: s/st.yaml\nledger: s/l.md\nskills: skills\nprotect: [\"secrets/**\", \"*.pem\", .git]\n",
 			[]string{".baton", ".git", "w.yaml", "skills", "secrets/**", "*.pem"},
 			[]string{"s/st.yaml", "s/l.md", "capsule.md"}},
+		// Skills are found at any depth, so those under skills/ and
+		// more/skills/ are skills of the root folder too.
 		{"skills in the workspace root", "skills: [.]\n",
-			[]string{".baton", ".git", "w.yaml", "root-skill"},
+			[]string{".baton", ".git", "w.yaml", "skills/a", "more/skills/b", "root-skill"},
 			[]string{"specs/state.yaml", "specs/ledger.md", "capsule.md"}},
 	}
 	for _, tt := range tests {

@@ -24,17 +24,17 @@ func ExampleLibrary_Get() {
 }
 
 func ExampleParse() {
-	src := "---\nname: tidy\ndescription: Tidy up prose.\nmodel: fast\n---\nRewrite the text more plainly.\n"
+	src := "---\nname: tidy\ndescription: Tidy up prose.\nmodel: haiku\neffort: low\n---\nRewrite the text more plainly.\n"
 	s, problems, err := skill.Parse([]byte(src), "tidy/SKILL.md")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(s.Name, "|", s.Body)
+	fmt.Println(s.Name, "|", s.Model, "|", s.Body)
 	for _, p := range problems {
 		fmt.Println(p)
 	}
 	// Output:
-	// tidy | Rewrite the text more plainly.
-	// warning: tidy/SKILL.md: model: is not part of the Agent Skills specification; baton ignores it
+	// tidy | haiku | Rewrite the text more plainly.
+	// warning: tidy/SKILL.md: effort: is not part of the Agent Skills specification; baton ignores it
 }

@@ -53,46 +53,6 @@ type Result struct {
 	Err      error // wraps ErrInvalidSkill, or reports an I/O failure
 }
 
-// Scan loads every skill under path: a skill folder, a SKILL.md, or a
-// folder whose immediate sub-folders are skill folders. Sub-folders without
-// a SKILL.md produce a warning, except hidden ones such as .git. The error
-// is for a path that cannot be read or holds no skill at all; problems with
-// individual skills are in the results.
-func Scan(path string) ([]Result, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("skill: %w", err)
-	}
-	if !fi.IsDir() || exists(filepath.Join(path, FileName)) {
-		return []Result{loadResult(path)}, nil
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		return nil, fmt.Errorf("skill: %w", err)
-	}
-	var results []Result
-	var skipped []Problem
-	for _, e := range entries {
-		sub := filepath.Join(path, e.Name())
-		if strings.HasPrefix(e.Name(), ".") || !isDir(sub) {
-			continue
-		}
-		if !exists(filepath.Join(sub, FileName)) {
-			skipped = append(skipped, Problem{Severity: Warning, Path: sub, Field: "file", Message: "folder has no " + FileName + "; skipped"})
-			continue
-		}
-		results = append(results, loadResult(sub))
-	}
-	if len(results) == 0 {
-		return nil, fmt.Errorf("skill: %s: %w (neither in it nor in its sub-folders)", path, ErrNoSkill)
-	}
-	if len(skipped) > 0 {
-		// Attach the skip warnings to the first result so no finding is lost.
-		results[0].Problems = append(skipped, results[0].Problems...)
-	}
-	return results, nil
-}
-
 func loadResult(path string) Result {
 	s, ps, err := LoadDir(path)
 	p := path

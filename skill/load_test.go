@@ -231,3 +231,85 @@ func TestResolveAndCatalog(t *testing.T) {
 		t.Errorf("multi-line description not folded:\n%s", lib.Catalog())
 	}
 }
+
+// Suites keep skills at any depth (skills/<group>/<category>/<name>/SKILL.md);
+// a scan finds all of them, skips .git, node_modules and hidden folders, and
+// does not descend into a skill folder's own sub-folders.
+func TestScanFindsSkillsAtAnyDepth(t *testing.T) {
+	dir := t.TempDir()
+	content := func(name string) string { return "---\nname: " + name + "\ndescription: d\n---\nbody\n" }
+	want := []string{
+		filepath.Join(dir, "a", "b", "deep", FileName),
+		filepath.Join(dir, "a", "shallow", FileName),
+		filepath.Join(dir, "x", "y", "z", "deeper", FileName),
+	}
+	for _, p := range want {
+		writeSkill(t, filepath.Dir(filepath.Dir(p)), filepath.Base(filepath.Dir(p)), content(filepath.Base(filepath.Dir(p))))
+	}
+	// Not skills: inside a skill folder, in .git, node_modules or a dot folder.
+	writeSkill(t, filepath.Join(dir, "a", "shallow", "references"), "inner", content("inner"))
+	writeSkill(t, filepath.Join(dir, ".git", "x"), "g", content("g"))
+	writeSkill(t, filepath.Join(dir, "a", "node_modules"), "n", content("n"))
+	writeSkill(t, filepath.Join(dir, "x", ".cache"), "c", content("c"))
+	if err := os.MkdirAll(filepath.Join(dir, "empty", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	results, err := Scan(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var warnings []Problem
+	for _, r := range results {
+		got = append(got, r.Path)
+		if r.Err != nil {
+			t.Errorf("%s: %v", r.Path, r.Err)
+		}
+		for _, p := range r.Problems {
+			if p.Severity == Warning {
+				warnings = append(warnings, p)
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scanned skills (-want +got):\n%s", diff)
+	}
+	// The folder with no skill at any depth is reported, once.
+	if len(warnings) != 1 || warnings[0].Path != filepath.Join(dir, "empty") {
+		t.Errorf("warnings = %v, want one for %s", warnings, filepath.Join(dir, "empty"))
+	}
+}
+
+// A symlinked folder is not walked: a link to a folder outside the tree
+// (or to an ancestor, a loop) adds nothing, while a link to a skill folder
+// loads that one skill, as baton always has for a folder of skill folders.
+func TestScanDoesNotFollowSymlinkedFolders(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	content := func(name string) string { return "---\nname: " + name + "\ndescription: d\n---\nbody\n" }
+	writeSkill(t, filepath.Join(dir, "group"), "real", content("real"))
+	writeSkill(t, filepath.Join(outside, "tree", "deep"), "far", content("far"))
+	writeSkill(t, outside, "linked", content("linked"))
+	for link, target := range map[string]string{
+		filepath.Join(dir, "group", "out"):    filepath.Join(outside, "tree"),
+		filepath.Join(dir, "group", "loop"):   dir,
+		filepath.Join(dir, "group", "linked"): filepath.Join(outside, "linked"),
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Skipf("cannot make a symlink here: %v", err)
+		}
+	}
+	results, err := Scan(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range results {
+		if r.Skill != nil {
+			got = append(got, r.Skill.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"linked", "real"}, got); diff != "" {
+		t.Errorf("skills (-want +got):\n%s", diff)
+	}
+}

@@ -175,6 +175,12 @@ func (p *parser) frontmatter(front string, s *Skill) {
 			s.Metadata = p.metadata(front, item.Value)
 		case "allowed-tools":
 			s.AllowedTools = p.allowedTools(item.Value)
+		case "model":
+			s.Model = p.optionalString("model", item.Value)
+			if strings.IndexFunc(s.Model, unicode.IsSpace) >= 0 {
+				p.warnf("model", "%q holds a space, which no model name does; baton ignores it", s.Model)
+				s.Model = ""
+			}
 		default:
 			p.warnf(key, "is not part of the Agent Skills specification; baton ignores it")
 		}

@@ -53,6 +53,11 @@ type Skill struct {
 	Compatibility string
 	Metadata      map[string]string
 	AllowedTools  []string
+	// Model is the frontmatter's model: key, which the Agent Skills
+	// specification does not define but suites written for Claude Code
+	// use: an alias (opus, sonnet, haiku, inherit) or a full model name.
+	// The runner resolves it for the run's provider (package modelalias).
+	Model string
 	// Body is the markdown after the frontmatter, trimmed; baton sends it as
 	// the system prompt.
 	Body string

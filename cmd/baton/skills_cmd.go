@@ -27,8 +27,9 @@ then a markdown body that baton sends as a sub-agent's system prompt. baton
 ships eight analytical skills; --skills adds your own, and a custom skill
 replaces a built-in of the same name.
 
---skills takes a skill folder, a SKILL.md, or a folder of skill folders, and
-may be repeated.`,
+--skills takes a skill folder, a SKILL.md, or a folder holding skill folders
+at any depth (hidden folders and node_modules are skipped, symlinked folders
+are not walked), and may be repeated.`,
 		// Without a RunE cobra prints help for any stray word and exits 0,
 		// which would hide a mistyped subcommand.
 		Args: cobra.ArbitraryArgs,
@@ -39,7 +40,7 @@ may be repeated.`,
 			return cmd.Help()
 		},
 	}
-	cmd.PersistentFlags().StringArrayVar(&dirs, "skills", nil, "custom skill folder, SKILL.md, or folder of skill folders (repeatable)")
+	cmd.PersistentFlags().StringArrayVar(&dirs, "skills", nil, "custom skill folder, SKILL.md, or folder holding skill folders at any depth (repeatable)")
 	cmd.AddCommand(newSkillsListCmd(&dirs), newSkillsShowCmd(&dirs), newSkillsValidateCmd(&dirs))
 	return cmd
 }
@@ -123,6 +124,7 @@ underscores match hyphens, as they do in plans.`,
 			field("license", s.License)
 			field("compatibility", s.Compatibility)
 			field("allowed-tools", strings.Join(s.AllowedTools, " "))
+			field("model", s.Model)
 			if len(s.Metadata) > 0 {
 				fmt.Fprintln(w, "metadata:")
 				keys := make([]string, 0, len(s.Metadata))
@@ -144,8 +146,9 @@ func newSkillsValidateCmd(dirs *[]string) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate DIR...",
 		Short: "Check skills against the Agent Skills specification",
-		Long: `validate checks each DIR (a skill folder, a SKILL.md, or a folder of skill
-folders) and any --skills folders, and prints every problem as
+		Long: `validate checks each DIR (a skill folder, a SKILL.md, or a folder holding
+skill folders at any depth) and any --skills folders, and prints every
+problem as
 
   error: PATH: FIELD: MESSAGE      the skill cannot be used
   warning: PATH: FIELD: MESSAGE    the skill loads, but other hosts may differ
@@ -195,7 +198,7 @@ func skillsScanError(err error) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return "does not exist"
 	case errors.Is(err, skill.ErrNoSkill):
-		return "no " + skill.FileName + " in it or in its sub-folders"
+		return "no " + skill.FileName + " in it or in any folder below it"
 	default:
 		return unwrapPath(err).Error()
 	}
