@@ -151,15 +151,15 @@ type Match struct {
 }
 
 // Expand resolves declared patterns inside ws. A pattern without glob
-// characters is a single path; one with them is expanded with
-// workspace.List. Missing files and refused paths are reported in the
+// characters is a single path; one with them (*, ?, [class], {a,b}) is
+// expanded with workspace.List. Missing files and refused paths are reported in the
 // matches rather than failing, since a step can still run and should be
 // told what it does not have.
 func Expand(ws *workspace.Workspace, patterns []string) []Match {
 	out := make([]Match, 0, len(patterns))
 	for _, pat := range patterns {
 		m := Match{Pattern: pat}
-		if !strings.ContainsAny(pat, "*?[") {
+		if !workspace.IsGlob(pat) {
 			m.Paths, m.Problem = expandLiteral(ws, pat)
 		} else {
 			paths, err := ws.List(pat)
@@ -216,6 +216,8 @@ func problem(err error) string {
 	switch {
 	case errors.Is(err, workspace.ErrOutsideWorkspace):
 		return "refused: outside the workspace"
+	case errors.Is(err, workspace.ErrBadPattern):
+		return "invalid glob pattern (every [ and { must be closed)"
 	case errors.Is(err, workspace.ErrTooLarge):
 		return "skipped: too large"
 	case errors.Is(err, workspace.ErrBinary):

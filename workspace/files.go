@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -206,9 +204,10 @@ func (w *Workspace) writeAt(l *loc, rel string, data []byte) error {
 }
 
 // List returns the files whose workspace-relative path matches pattern,
-// sorted, with forward slashes. Pattern segments use path.Match syntax, and
-// a "**" segment matches any number of directories, including none; an empty
-// pattern lists everything. Hidden files and folders are skipped unless the
+// sorted, with forward slashes. Patterns are doublestar globs: *, ?, [class]
+// and {a,b} alternatives (which may hold slashes), and a "**" segment
+// matches any number of directories, including none; an empty pattern lists
+// everything. A malformed pattern is an error wrapping ErrBadPattern. Hidden files and folders are skipped unless the
 // pattern names them with a literal segment, and .git always is. Symlinks
 // to files are listed only when they resolve inside the workspace; symlinked
 // folders are not descended into, which keeps loops from mattering. When more than
@@ -238,43 +237,15 @@ var errStop = errors.New("stop")
 // there and its Lstat, until fn returns false (then it returns errStop).
 // Denied paths are skipped as if absent.
 func (w *Workspace) walkMatches(pattern string, fn func(rel string, dir *os.Root, name string, info fs.FileInfo) bool) error {
-	pat := strings.Trim(filepath.ToSlash(pattern), "/")
-	if strings.HasPrefix(filepath.ToSlash(pattern), "/") {
-		return fmt.Errorf("pattern %q is absolute: %w", pattern, ErrOutsideWorkspace)
-	}
-	if strings.IndexByte(pattern, 0) >= 0 {
-		return fmt.Errorf("pattern %q contains a NUL byte", pattern)
-	}
-	if pat != "" {
-		// "./docs/*.md" and "docs//*.md" name the same files as "docs/*.md",
-		// and results should read the same way.
-		pat = path.Clean(pat)
-	}
-	if pat == "" || pat == "." {
-		pat = "**"
-	}
-	segs := strings.Split(pat, "/")
-	literal := map[string]bool{}
-	for _, s := range segs {
-		if s == ".." {
-			return fmt.Errorf("pattern %q: %w", pattern, ErrOutsideWorkspace)
-		}
-		if _, err := path.Match(s, ""); err != nil {
-			return fmt.Errorf("pattern %q: %w", pattern, err)
-		}
-		if !hasMeta(s) {
-			literal[s] = true
-		}
+	g, err := compileGlob(pattern)
+	if err != nil {
+		return err
 	}
 	// Start at the longest literal prefix: it is cheaper, and locating it
 	// applies the symlink checks to the part of the pattern we do not walk.
-	n := 0
-	for n < len(segs)-1 && !hasMeta(segs[n]) && segs[n] != "**" {
-		n++
-	}
 	base := "."
-	if n > 0 {
-		base = strings.Join(segs[:n], "/")
+	if len(g.base) > 0 {
+		base = strings.Join(g.base, "/")
 	}
 	l, err := w.find("list", base, false)
 	if errors.Is(err, ErrProtected) {
@@ -287,12 +258,12 @@ func (w *Workspace) walkMatches(pattern string, fn func(rel string, dir *os.Root
 	if l.name != "." {
 		return nil // nothing matches under a missing folder or a file
 	}
-	tw := treeWalk{w: w, segs: segs, literal: literal, fn: fn}
+	tw := treeWalk{w: w, glob: g, fn: fn}
 	entries, err := fs.ReadDir(l.dir.FS(), ".")
 	if err != nil {
 		return fmt.Errorf("list %q: %w", pattern, unwrapPathError(err))
 	}
-	walkErr := tw.walk(l.dir, segs[:n:n], strings.Split(l.rel, "/"), entries)
+	walkErr := tw.walk(l.dir, g.base, strings.Split(l.rel, "/"), entries)
 	if walkErr != nil && !errors.Is(walkErr, errStop) {
 		return fmt.Errorf("list %q: %w", pattern, unwrapPathError(walkErr))
 	}
@@ -304,8 +275,7 @@ func (w *Workspace) walkMatches(pattern string, fn func(rel string, dir *os.Root
 // never wanders through a folder swapped for a symlink.
 type treeWalk struct {
 	w       *Workspace
-	segs    []string        // the pattern's segments
-	literal map[string]bool // segments of the pattern without wildcards
+	glob    *glob
 	fn      func(rel string, dir *os.Root, name string, info fs.FileInfo) bool
 	visited int
 }
@@ -323,7 +293,7 @@ func (t *treeWalk) walk(dir *os.Root, prefix, real []string, entries []fs.DirEnt
 			return errStop
 		}
 		name := d.Name()
-		if strings.HasPrefix(name, ".") && !t.literal[name] {
+		if strings.HasPrefix(name, ".") && !t.glob.literal[name] {
 			continue
 		}
 		relSegs := append(prefix[:len(prefix):len(prefix)], name)
@@ -334,7 +304,7 @@ func (t *treeWalk) walk(dir *os.Root, prefix, real []string, entries []fs.DirEnt
 			continue
 		}
 		if d.IsDir() {
-			if !matchPrefix(t.segs, relSegs) {
+			if !t.glob.couldHold(relSegs) {
 				continue
 			}
 			if err := t.descend(dir, name, relSegs, realSegs); err != nil {
@@ -342,7 +312,7 @@ func (t *treeWalk) walk(dir *os.Root, prefix, real []string, entries []fs.DirEnt
 			}
 			continue
 		}
-		if !matchSegs(t.segs, relSegs) {
+		if !t.glob.match(rel) {
 			continue
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
@@ -391,54 +361,6 @@ func (t *treeWalk) descend(dir *os.Root, name string, relSegs, realSegs []string
 		return nil
 	}
 	return t.walk(sub, relSegs, realSegs, entries)
-}
-
-func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
-
-// matchSegs reports whether the path segments name match the pattern
-// segments pat, where "**" matches zero or more segments. It fills a table
-// rather than backtracking, so a model's pattern with many "**" costs
-// len(pat)×len(name) steps, not exponentially many.
-func matchSegs(pat, name []string) bool {
-	// ok[j] is whether pat[i:] matches name[j:], for the current i.
-	ok := make([]bool, len(name)+1)
-	ok[len(name)] = true // the empty pattern matches only the empty name
-	for i := len(pat) - 1; i >= 0; i-- {
-		next := ok
-		ok = make([]bool, len(name)+1)
-		if pat[i] == "**" {
-			// ** matches name[j:k] for any k >= j, then pat[i+1:] the rest.
-			ok[len(name)] = next[len(name)]
-			for j := len(name) - 1; j >= 0; j-- {
-				ok[j] = next[j] || ok[j+1]
-			}
-			continue
-		}
-		for j := 0; j < len(name); j++ {
-			if next[j+1] {
-				m, _ := path.Match(pat[i], name[j])
-				ok[j] = m
-			}
-		}
-	}
-	return ok[0]
-}
-
-// matchPrefix reports whether a directory with path segments dir could hold
-// a match, so the walk can skip folders that cannot.
-func matchPrefix(pat, dir []string) bool {
-	for i, s := range dir {
-		if i >= len(pat) {
-			return false
-		}
-		if pat[i] == "**" {
-			return true
-		}
-		if ok, _ := path.Match(pat[i], s); !ok {
-			return false
-		}
-	}
-	return len(dir) < len(pat)
 }
 
 // SearchOptions tunes Search. The zero value searches every text file for

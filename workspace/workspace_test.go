@@ -335,7 +335,10 @@ func TestListBounded(t *testing.T) {
 	}
 }
 
-func TestMatchSegs(t *testing.T) {
+// The matcher is doublestar's; these pin down what baton relies on,
+// including a pattern with many "**" that a naive backtracking matcher
+// would take exponential time over.
+func TestGlobMatch(t *testing.T) {
 	tests := []struct {
 		pat, name string
 		want      bool
@@ -354,10 +357,23 @@ func TestMatchSegs(t *testing.T) {
 		{"a", "", false},
 		{"a/**", "a", true},
 		{"**/a/**/a/**/a/**/a/**/b", strings.Repeat("a/", 60) + "c", false},
+		{"**/*.{py,md}", "x/y/z.md", true},
+		{"**/*.{py,md}", "z.py", true},
+		{"**/*.{py,md}", "z.go", false},
+		{"{a/b,c}/*.go", "a/b/x.go", true},
+		{"{a/b,c}/*.go", "c/x.go", true},
+		{"{a/b,c}/*.go", "a/x.go", false},
+		{"src/{x,y/{z,w}}/f", "src/y/w/f", true},
+		{"*.MD", "a.md", false}, // case matters, as on the file systems that hold most workspaces
 	}
 	for _, tt := range tests {
-		if got := matchSegs(strings.Split(tt.pat, "/"), strings.Split(tt.name, "/")); got != tt.want {
-			t.Errorf("matchSegs(%q, %q) = %v, want %v", tt.pat, tt.name, got, tt.want)
+		g, err := compileGlob(tt.pat)
+		if err != nil {
+			t.Errorf("compileGlob(%q): %v", tt.pat, err)
+			continue
+		}
+		if got := g.match(tt.name); got != tt.want {
+			t.Errorf("match(%q, %q) = %v, want %v", tt.pat, tt.name, got, tt.want)
 		}
 	}
 }
@@ -438,7 +454,7 @@ func FuzzResolve(f *testing.F) {
 }
 
 func FuzzList(f *testing.F) {
-	for _, s := range []string{"**", "*.md", "docs/**/c.go", "../*", "/etc/*", "[", "a/**/**/b", "./x/../y", "\\*", ".hidden/*"} {
+	for _, s := range []string{"**", "*.md", "docs/**/c.go", "../*", "/etc/*", "[", "a/**/**/b", "./x/../y", "\\*", ".hidden/*", "**/*.{md,go}", "{..,docs}/*", "{/etc,a}/*", "{a,{b,c}}/{d,e}"} {
 		f.Add(s)
 	}
 	base := f.TempDir()
