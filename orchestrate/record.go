@@ -1,14 +1,13 @@
 package orchestrate
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/plan"
 	"github.com/baton-dev/baton/tokens"
@@ -139,11 +138,8 @@ func (a *Accounting) finish() {
 	}
 }
 
-func newRunID(t time.Time) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-}
+// newRunID names a run as baton run names its runs (package runid).
+func newRunID(t time.Time) string { return runid.New(t) }
 
 // Save writes the record atomically to dir/<id>.json and returns the path.
 func (r *Record) Save(dir string) (string, error) {

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/workflow"
 )
 
@@ -20,7 +19,8 @@ import (
 var ErrBadRunID = errors.New("not a baton run id")
 
 // runIDPattern is the alphabet of run ids. newID makes
-// 20060102T150405Z-1a2b3c; the pattern is a little looser so that ids made
+// 20060102T150405Z-1a2b3c4d (earlier batons made six hex digits, not
+// eight, and those runs still resume); the pattern is a little looser so that ids made
 // by hand or by a later baton still work, but it holds no separator, no dot
 // and nothing a shell or a path would read specially: an id is joined into
 // paths under .baton/runs/.
@@ -36,11 +36,8 @@ func CheckRunID(id string) error {
 	return nil
 }
 
-func newID(t time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-}
+// newID names a new run as baton ask names its runs (package runid).
+func newID(t time.Time) string { return runid.New(t) }
 
 // RunInfo is .baton/current.json: the run a later `baton resume` continues.
 // Anything under .baton/ may have been written by an external agent, so
