@@ -12,6 +12,7 @@ import (
 // Goroutines holding the lock in turn never overlap: the counter of holders
 // never exceeds one, which an unlocked section would break at once.
 func TestLockGivesTurns(t *testing.T) {
+	useCache(t)
 	path := filepath.Join(t.TempDir(), "sub", "state.yaml")
 	var mu sync.Mutex
 	inside, most := 0, 0
@@ -49,9 +50,14 @@ func TestLockGivesTurns(t *testing.T) {
 // A symlink in the lock file's place is refused: nothing is created where
 // it points.
 func TestLockRefusesASymlink(t *testing.T) {
+	useCache(t)
 	dir, outside := t.TempDir(), t.TempDir()
 	target := filepath.Join(outside, "planted")
-	if err := os.Symlink(target, filepath.Join(dir, "ledger.md.lock")); err != nil {
+	lp, err := Path(filepath.Join(dir, "ledger.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, lp); err != nil {
 		t.Skipf("cannot make a symlink here: %v", err)
 	}
 	if _, err := Lock(filepath.Join(dir, "ledger.md")); err == nil || !strings.Contains(err.Error(), "is a symlink") {

@@ -6,7 +6,8 @@ import (
 	"github.com/baton-dev/baton/filelock"
 )
 
-// lock takes an exclusive lock on <path>.lock so that appends from other
+// lock takes an exclusive lock for path (package filelock, which keeps the
+// lock file out of the workspace) so that appends from other
 // goroutines or processes take turns: without it, two appends could both read
 // the old ledger and the second rename would drop the first entry.
 func lock(path string) (unlock func() error, err error) {

@@ -6,9 +6,9 @@ import (
 	"github.com/baton-dev/baton/filelock"
 )
 
-// Lock takes an exclusive lock on <path>.lock, blocking until it is free,
+// Lock takes an exclusive lock for path, blocking until it is free,
 // so that writers in other goroutines and other processes take turns (see
-// package filelock).
+// package filelock, which keeps the lock file out of the workspace).
 func Lock(path string) (unlock func() error, err error) {
 	unlock, err = filelock.Lock(path)
 	if err != nil {
