@@ -54,6 +54,9 @@ type Config struct {
 	Model     llm.Model
 	ModelName string
 	Provider  string
+	// ModelExplicit says ModelName was chosen by the user (--model): it
+	// then wins over a skill's model: key (skillmodel.go).
+	ModelExplicit bool
 	// MaxTurns bounds the tool rounds of one step: a runaway agent stops.
 	MaxTurns            int
 	MaxTokens           int
@@ -100,6 +103,7 @@ type runner struct {
 	dir     string // .baton/runs/<id>
 	log     *runlog.Writer
 	lock    *runlock.Lock // this process's hold on the workspace (lock.go)
+	models  skillModels   // each skill's model: choice (skillmodel.go)
 
 	mu     sync.Mutex
 	result Result

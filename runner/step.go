@@ -115,12 +115,13 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	s.r.event(ev)
 	s.r.logf("step %d %s: fresh context of %d tokens", s.seq, s.skillName, ctxTokens)
 
+	model := s.model() // the skill's model: key, or the run's model (skillmodel.go)
 	if s.r.cfg.AgentCmd != "" {
 		return s.runAgentCmd(ctx, system, user)
 	}
-	s.session = s.r.budget.NewSession()
+	s.session = model.budget.NewSession()
 	req := &llm.Request{
-		Model:     s.r.cfg.ModelName,
+		Model:     model.name,
 		System:    system,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: user}},
 		Tools:     stepTools(),
@@ -234,7 +235,7 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 	s.r.mu.Unlock()
 	s.r.logf("step %d %s: context budget reached (%d of %d tokens); reset to a fresh session seeded from the ledger", s.seq, s.skillName, d.Projected, d.Threshold)
 
-	s.session = s.r.budget.NewSession()
+	s.session = s.model().budget.NewSession()
 	return &llm.Request{
 		Model:     req.Model,
 		System:    rec.System,

@@ -71,7 +71,7 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 	contract := s.r.wf.SubagentReturnTokens
 	env := newSubagentEnv(s.r.tools)
 	req := &llm.Request{
-		Model:     s.r.cfg.ModelName,
+		Model:     s.model().name,
 		System:    subagentSystem,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: renderBrief(b, contract)}},
 		Tools:     readTools(),

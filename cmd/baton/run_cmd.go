@@ -156,7 +156,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		}
 	}
 	cfg := runner.Config{
-		Workflow: wf, ModelName: f.models.model, AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
+		Workflow: wf, ModelName: f.models.model, ModelExplicit: cmd.Flags().Changed("model"), AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
 		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
 	}
 	if f.agentCmd == "" { // an external agent brings its own model
