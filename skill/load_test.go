@@ -2,6 +2,7 @@ package skill
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -311,5 +312,30 @@ func TestScanDoesNotFollowSymlinkedFolders(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"linked", "real"}, got); diff != "" {
 		t.Errorf("skills (-want +got):\n%s", diff)
+	}
+}
+
+// A scan pointed at a huge tree stops at its bound with a warning, keeping
+// the skills found so far.
+func TestScanIsBounded(t *testing.T) {
+	defer func(n int) { maxScanEntries = n }(maxScanEntries)
+	maxScanEntries = 10
+	dir := t.TempDir()
+	writeSkill(t, dir, "a-first", "---\nname: a-first\ndescription: d\n---\nbody\n")
+	for i := range 20 {
+		if err := os.MkdirAll(filepath.Join(dir, "z", fmt.Sprintf("f%02d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	results, err := Scan(dir)
+	if err != nil || len(results) != 1 {
+		t.Fatalf("Scan = %d results, %v", len(results), err)
+	}
+	var stopped bool
+	for _, p := range results[0].Problems {
+		stopped = stopped || strings.Contains(p.Message, "the scan stopped after 10 folder entries")
+	}
+	if !stopped {
+		t.Errorf("no warning that the scan stopped: %v", results[0].Problems)
 	}
 }

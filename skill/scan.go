@@ -11,7 +11,7 @@ import (
 // maxScanEntries bounds the folder entries one Scan visits: pointed at a
 // home folder by mistake, a scan ends with a warning instead of walking
 // every file the user has.
-const maxScanEntries = 200_000
+var maxScanEntries = 200_000 // a variable so a test can lower it
 
 // Scan loads every skill under path: a skill folder, a SKILL.md, or a
 // folder holding skill folders at any depth, as suites arrange them
