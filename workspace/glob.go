@@ -47,8 +47,8 @@ func compileGlob(pattern string) (*glob, error) {
 		return nil, fmt.Errorf("pattern %q contains a NUL byte", pattern)
 	}
 	pat := strings.Trim(slashed, "/")
-	if pat == "" {
-		pat = "**"
+	if pat == "" || path.Clean(pat) == "." {
+		pat = "**" // "" and "." list the whole workspace
 	}
 	if !doublestar.ValidatePattern(pat) {
 		return nil, fmt.Errorf("pattern %q: %w (check that every [ and { is closed and that it does not end in \\)", pattern, ErrBadPattern)
@@ -66,8 +66,8 @@ func compileGlob(pattern string) (*glob, error) {
 		// "./docs//*.md" and "docs/../docs/*.md" name the same files as
 		// "docs/*.md", and results should read the same way.
 		a = path.Clean(strings.Trim(a, "/"))
-		if a == "." || a == "" {
-			a = "**"
+		if a == "." {
+			continue // an empty alternative ("{,x}") names the root, which is no file
 		}
 		segs := strings.Split(a, "/")
 		for _, s := range segs {
@@ -92,6 +92,9 @@ func compileGlob(pattern string) (*glob, error) {
 // alternatives share; a walk starts there. The last segment always stays
 // a pattern, so "docs/b.md" starts at docs.
 func commonBase(alts [][]string) []string {
+	if len(alts) == 0 {
+		return nil
+	}
 	first := alts[0]
 	n := 0
 	for ; n < len(first)-1 && !hasMeta(first[n]) && first[n] != "**"; n++ {

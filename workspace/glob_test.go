@@ -24,6 +24,9 @@ func TestListAlternatives(t *testing.T) {
 		{"**/{b,c}.{md,go}", []string{"docs/b.md", "docs/deep/c.go"}},
 		{"{a,b}.md", []string{"a.md"}},
 		{"**/*.{py}", nil},
+		{"{}", nil},
+		{"{,docs/b.md}", []string{"docs/b.md"}},
+		{".", []string{"a.md", "bin.dat", "docs/b.md", "docs/deep/back", "docs/deep/c.go", "link-in", "link-in-abs"}},
 		// The rules still apply inside alternatives.
 		{"{.git,docs}/*", []string{"docs/b.md"}},
 	}
