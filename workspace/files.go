@@ -207,12 +207,13 @@ func (w *Workspace) writeAt(l *loc, rel string, data []byte) error {
 // sorted, with forward slashes. Patterns are doublestar globs: *, ?, [class]
 // and {a,b} alternatives (which may hold slashes), and a "**" segment
 // matches any number of directories, including none; an empty pattern lists
-// everything. A malformed pattern is an error wrapping ErrBadPattern. Hidden files and folders are skipped unless the
-// pattern names them with a literal segment, and .git always is. Symlinks
-// to files are listed only when they resolve inside the workspace; symlinked
-// folders are not descended into, which keeps loops from mattering. When more than
-// MaxListEntries files match, the first MaxListEntries (in walk order,
-// then sorted) are returned with an error wrapping ErrTruncated.
+// everything. A malformed pattern is an error wrapping ErrBadPattern.
+// Hidden files and folders are skipped unless the pattern names them with a
+// literal segment, and .git always is. Symlinks to files are listed only
+// when they resolve inside the workspace; symlinked folders are not
+// descended into, which keeps loops from mattering. When more than
+// MaxListEntries files match, the first MaxListEntries (in walk order, then
+// sorted) are returned with an error wrapping ErrTruncated.
 func (w *Workspace) List(pattern string) ([]string, error) {
 	var out []string
 	err := w.walkMatches(pattern, func(rel string, _ *os.Root, _ string, _ fs.FileInfo) bool {
