@@ -32,6 +32,8 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/baton-dev/baton/internal/batondir"
+
 	"github.com/baton-dev/baton/atomicfile"
 )
 
@@ -107,7 +109,9 @@ func InfoPath(root string) string { return Path(root) + ".json" }
 // knows (Command, Run); PID, Host, Started and Session are this process's.
 func Acquire(root string, h Holder) (*Lock, error) {
 	path := Path(root)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The folder ignores itself for git, so a run shows nothing of baton's
+	// own in `git status`.
+	if err := batondir.Ensure(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("run lock %s: %w", path, err)
 	}
 	fl := flock.New(path)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/batondir"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -169,6 +171,9 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	}
 	saved := ""
 	if !f.noSave {
+		// The default runs dir lies in .baton, which ignores itself for
+		// git; a failure here is not worth failing a paid run for.
+		_ = batondir.EnsureFor(f.runsDir)
 		p, err := rec.Save(f.runsDir)
 		if err != nil {
 			fmt.Fprintf(stderr, "baton: %v\n", err)
