@@ -82,6 +82,9 @@ type Result struct {
 	Usage    llm.Usage
 	Warnings []string
 	Replayed int // model calls answered from the journal on resume
+	// ReplayedTools counts tool calls whose result and effects came from
+	// the journal on resume instead of running again.
+	ReplayedTools int
 }
 
 // runner holds one run.
@@ -357,7 +360,8 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 			fmt.Sscan(e.Step, &pos.seq)
 		case runlog.StepEnd:
 			if e.Status != "ok" {
-				// A failed step's Note is its error, not a next step.
+				// A failed or interrupted step's Note is its error, not a
+				// next step: the step itself is where the run resumes.
 				continue
 			}
 			// Note holds where the run goes next: "<phase index> <skill>".
@@ -385,8 +389,9 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 			}
 		}
 	}
-	// A step that started and did not end is run again from its journal,
-	// with the same number.
+	// A step that started and did not end well (it failed, was
+	// interrupted, or the process died) is run again from its journal, with
+	// the same number: it continues its own session.
 	var lastStart, lastEnd int
 	for _, e := range events {
 		var n int
@@ -394,7 +399,7 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 		if e.Type == runlog.StepStart && n > lastStart {
 			lastStart = n
 		}
-		if e.Type == runlog.StepEnd && n > lastEnd {
+		if e.Type == runlog.StepEnd && e.Status == "ok" && n > lastEnd {
 			lastEnd = n
 		}
 	}
@@ -418,8 +423,7 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		sr := &stepRun{r: r, seq: pos.seq, phase: pos.phase, skillName: pos.skill, seed: pos.seed}
 		summary, err := sr.run(ctx)
 		if err != nil {
-			r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Status: "failed", Note: err.Error()})
-			return &r.result, fmt.Errorf("step %d (%s): %w", pos.seq, pos.skill, err)
+			return &r.result, r.stepFailed(ctx, pos, err)
 		}
 		r.result.Summary = summary
 		r.result.Steps++
@@ -465,6 +469,21 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		}
 		pos.phase, pos.skill = step.Phase, step.Skill
 	}
+}
+
+// stepFailed records a step that stopped before it finished. Its step_end
+// says how (status "interrupted" or "failed", the kind of failure first in
+// the note), and does not end the step for a resume: the step keeps its
+// number and its journal.
+func (r *runner) stepFailed(ctx context.Context, pos position, err error) error {
+	se := &StepError{Step: pos.seq, Skill: pos.skill, Kind: r.classify(ctx, err), MaxTurns: r.cfg.MaxTurns, Err: err}
+	status := "failed"
+	if se.Kind == FailInterrupted {
+		status = "interrupted"
+	}
+	r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
+		Status: status, Note: fmt.Sprintf("%s: %v", se.Kind, err)})
+	return se
 }
 
 // boundary makes and records the reset evaluation at a phase boundary. The

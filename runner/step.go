@@ -29,6 +29,9 @@ type stepRun struct {
 	session *budget.Session
 	usage   llm.Usage
 	elapsed time.Duration
+	// calls counts the model calls of the step, replayed ones included
+	// (guarded by r.mu, as usage is).
+	calls int
 }
 
 func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
@@ -45,12 +48,20 @@ func (s *stepRun) warn(msg string) {
 // call sends one model request through the step's journal and accounts
 // for it.
 func (s *stepRun) call(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	resp, replayed, err := s.j.call(ctx, s.r.cfg.Model, req)
+	resp, _, err := s.callHashed(ctx, req)
+	return resp, err
+}
+
+// callHashed is call that also returns the request's hash, which keys the
+// response's tool calls in the journal.
+func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Response, string, error) {
+	resp, hash, replayed, err := s.j.callHashed(ctx, s.r.cfg.Model, req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s.addUsage(resp.Usage)
 	s.r.mu.Lock()
+	s.calls++
 	if replayed {
 		s.r.result.Replayed++
 	}
@@ -60,7 +71,7 @@ func (s *stepRun) call(ctx context.Context, req *llm.Request) (*llm.Response, er
 		ev.Note = "answered from the step journal"
 	}
 	s.r.event(ev)
-	return resp, nil
+	return resp, hash, nil
 }
 
 func (s *stepRun) addUsage(u llm.Usage) {
@@ -103,11 +114,16 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	first, err := s.j.recordStart(journalStart{System: system, User: user, Seed: s.seed, Hash: hashText(system, user)})
+	// A resumed step starts from the context it recorded, never one rebuilt
+	// from a state.yaml its own tool calls have changed since.
+	first, err := s.j.recordStart(journalStart{System: system, User: user, Seed: s.seed, Hash: hashText(system, user), Tokens: ctxTokens})
 	if err != nil {
 		return "", err
 	}
 	system, user = first.System, first.User
+	if first.Tokens > 0 {
+		ctxTokens = first.Tokens
+	}
 	ev := s.stepEvent(runlog.Event{Type: runlog.StepStart, InputHash: first.Hash, ContextTokens: ctxTokens})
 	if s.seed != "" {
 		ev.From = runlog.FromLedger
@@ -127,7 +143,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		MaxTokens: s.r.cfg.MaxTokens,
 	}
 	for turn := 0; turn < s.r.cfg.MaxTurns; turn++ {
-		resp, err := s.call(ctx, req)
+		resp, hash, err := s.callHashed(ctx, req)
 		if err != nil {
 			return "", err
 		}
@@ -140,8 +156,11 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		var results []llm.ToolResult
 		var finished bool
 		var summary string
-		for _, c := range resp.ToolCalls {
-			out := s.env.run(ctx, c)
+		outs, err := s.runCalls(ctx, s.env, hash, resp.ToolCalls)
+		if err != nil {
+			return "", err
+		}
+		for _, out := range outs {
 			results = append(results, out.result)
 			if out.finished {
 				finished, summary = true, out.summary
@@ -167,7 +186,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("no finish after %d tool rounds (raise --max-turns if the step needs more)", s.r.cfg.MaxTurns)
+	return "", fmt.Errorf("%w after %d tool rounds (raise --max-turns if the step needs more)", ErrMaxTurns, s.r.cfg.MaxTurns)
 }
 
 // budgetReset handles a threshold crossed mid-phase: it asks the session
