@@ -229,6 +229,7 @@ func TestResumeAfterProviderFailureContinuesTheStep(t *testing.T) {
 		t.Errorf("app/greet.py = %q: the step's write_file ran again over the user's edit", got)
 	}
 	checkSameNumber(t, dir, id, "implement-change", "3")
+	lintClean(t, dir, id, 2)
 	sameOutcome(t, dir, ref, "app/greet.py")
 }
 
@@ -268,6 +269,7 @@ func TestResumeAfterMaxTurnsRightAfterAReset(t *testing.T) {
 		t.Fatalf("the stopped run wrote %d ledger entries, want 1 (the reset's)", n)
 	}
 	checkSameNumber(t, dir, id, "analyse-request", "1")
+	lintClean(t, dir, id, 2)
 	sameOutcome(t, dir, ref)
 }
 
@@ -317,6 +319,7 @@ func TestResumeAfterCancelMidDispatch(t *testing.T) {
 		t.Errorf("summary %q, uninterrupted %q", res.Summary, refRes.Summary)
 	}
 	checkSameNumber(t, dir, id, "analyse-request", "1")
+	lintClean(t, dir, id, 2)
 	sameOutcome(t, dir, ref)
 }
 
@@ -378,5 +381,6 @@ func TestKilledStepDoesNotReadItsOwnWrites(t *testing.T) {
 		t.Errorf("summary %q, uninterrupted %q", res.Summary, refRes.Summary)
 	}
 	checkSameNumber(t, dir, id, "implement-change", "3")
+	lintClean(t, dir, id, 2)
 	sameOutcome(t, dir, ref)
 }
