@@ -384,3 +384,58 @@ func TestKilledStepDoesNotReadItsOwnWrites(t *testing.T) {
 	lintClean(t, dir, id, 2)
 	sameOutcome(t, dir, ref)
 }
+
+// crash is what a crash hook panics with.
+type crash struct{}
+
+// runCrashing runs the example and plays the process dying at the first
+// time point is reached.
+func runCrashing(t *testing.T, dir, point string, s *llmtest.Server) {
+	t.Helper()
+	var once sync.Once
+	defer runner.SetCrashHook(func(p string) {
+		if p == point {
+			once.Do(func() { panic(crash{}) })
+		}
+	})()
+	defer func() {
+		if r := recover(); r != (crash{}) {
+			t.Fatalf("the run did not crash at %q: %v", point, r)
+		}
+	}()
+	runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "test-model"})
+}
+
+// A process that dies between journalling a reset and appending its
+// ledger entry, or between recording a step in state.yaml and ending it in
+// the run log, leaves a resume that neither loses nor repeats the write:
+// one ledger entry, one completed step.
+func TestCrashBetweenRecordsIsResumedOnce(t *testing.T) {
+	for _, tc := range []struct{ point, skill, step string }{
+		{"reset recorded", "analyse-request", "1"},
+		{"state updated", "analyse-request", "1"},
+	} {
+		t.Run(tc.point, func(t *testing.T) {
+			ref, refRes := reference(t)
+			dir := copyExample(t)
+			tr := newTurns()
+			s := llmtest.NewServer(t, tr.rule(script(true)))
+			runCrashing(t, dir, tc.point, s)
+			id, ok := runner.Unfinished(load(t, dir))
+			if !ok {
+				t.Fatal("the crashed run is not resumable")
+			}
+			res, err := runner.Resume(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "test-model"})
+			if err != nil {
+				t.Fatalf("Resume: %v", err)
+			}
+			tr.check(t)
+			if res.Summary != refRes.Summary {
+				t.Errorf("summary %q, uninterrupted %q", res.Summary, refRes.Summary)
+			}
+			checkSameNumber(t, dir, id, tc.skill, tc.step)
+			sameOutcome(t, dir, ref)
+			lintClean(t, dir, id, 2)
+		})
+	}
+}

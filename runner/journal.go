@@ -40,12 +40,15 @@ type journal struct {
 	// refused holds, by request hash, what the provider answered when it
 	// refused the request on an earlier attempt of the step.
 	refused map[string]string
+	// ending is the hash state.yaml had when an earlier attempt of the step
+	// was about to record the step's end in it ("" when none was).
+	ending string
 	// last is the hash the next line chains from.
 	last string
 }
 
 type journalRecord struct {
-	Kind     string        `json:"kind"` // "start", "call", "reset", "tool", "refused"
+	Kind     string        `json:"kind"` // "start", "call", "reset", "tool", "refused", "ending"
 	Hash     string        `json:"hash,omitempty"`
 	Start    *journalStart `json:"start,omitempty"`
 	Response *llm.Response `json:"response,omitempty"`
@@ -157,6 +160,8 @@ func openJournal(path, name, genesis string) (*journal, error) {
 			j.tools[rec.Hash] = append(j.tools[rec.Hash], *rec.Tool)
 		case "refused":
 			j.refused[rec.Hash] = rec.Refused
+		case "ending":
+			j.ending = rec.Hash
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

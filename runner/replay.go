@@ -2,8 +2,12 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
+	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/workspace"
 )
@@ -137,4 +141,68 @@ func usageSince(now, before llm.Usage) llm.Usage {
 		CacheReadInputTokens:     now.CacheReadInputTokens - before.CacheReadInputTokens,
 		CacheCreationInputTokens: now.CacheCreationInputTokens - before.CacheCreationInputTokens,
 	}
+}
+
+// ensureLedger appends the entry a journalled reset wrote (rendered) if the
+// ledger does not hold it: the process died between journalling the reset
+// and appending the entry.
+func (r *runner) ensureLedger(rendered string) error {
+	entries, _, err := ledger.Read(r.ledgerPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		if string(ledger.Render(e)) == rendered {
+			return nil
+		}
+	}
+	es, _, err := ledger.Parse([]byte(rendered), r.wf.Ledger)
+	if err != nil || len(es) != 1 {
+		return fmt.Errorf("step journal: the ledger entry of a recorded reset does not parse (%v)", err)
+	}
+	return r.appendLedger(es[0])
+}
+
+// crashHook, set by tests only, runs at points where a process dying would
+// leave a half-done record: the test panics there to play the crash.
+var crashHook func(point string)
+
+func crashPoint(point string) {
+	if crashHook != nil {
+		crashHook(point)
+	}
+}
+
+// recordEnding notes, before the step's end is written to state.yaml, what
+// the file holds then (its hash).
+func (j *journal) recordEnding(statePath string) error {
+	h, err := fileHash(statePath)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.ending = h
+	return j.append(journalRecord{Kind: "ending", Hash: h})
+}
+
+// stepRecorded reports whether an earlier attempt of the step already wrote
+// its end to state.yaml: it noted the file's hash before writing, and the
+// file no longer has it. It is asked when the step opens, before anything
+// of this attempt writes the file. (A file the user edited meanwhile counts
+// as written: the step is not recorded twice.)
+func (j *journal) stepRecorded(statePath string) bool {
+	if j.ending == "" {
+		return false
+	}
+	h, err := fileHash(statePath)
+	return err == nil && h != j.ending
+}
+
+func fileHash(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("state: %w", err)
+	}
+	return sha256Hex(data), nil
 }

@@ -412,7 +412,17 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 // loop runs steps from pos until the workflow is done.
 func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 	maxSteps := r.maxSteps()
+	var open *journal // the journal of the step being recorded
+	defer func() {
+		if open != nil {
+			open.close()
+		}
+	}()
 	for {
+		if open != nil {
+			open.close()
+			open = nil
+		}
 		// pos.seq counts from the run log's step numbers, so a resume
 		// goes on counting where the run stopped.
 		if pos.seq >= maxSteps {
@@ -422,6 +432,7 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		pos.seq++
 		sr := &stepRun{r: r, seq: pos.seq, phase: pos.phase, skillName: pos.skill, seed: pos.seed}
 		summary, err := sr.run(ctx)
+		open = sr.j
 		if err != nil {
 			return &r.result, r.stepFailed(ctx, pos, err)
 		}
@@ -438,15 +449,23 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 			nextSkill = workflow.DoneValue
 		}
 		// Record the step in state.yaml, then in the run log: the log's
-		// step_end is what marks the step complete for a resume.
-		err = state.Update(r.statePath(), func(f *state.File) error {
-			if err := f.SetHandoff(state.HandoffUpdate{NextSkill: &nextSkill}); err != nil {
-				return err
+		// step_end is what marks the step complete for a resume. The
+		// journal notes the update first, so that a process dying before
+		// step_end does not record the step in state.yaml twice.
+		if !sr.recorded {
+			if err := sr.j.recordEnding(r.statePath()); err != nil {
+				return &r.result, err
 			}
-			return f.RecordStep(r.wf.Flow, pos.skill, sr.elapsed, state.Usage(sr.usage))
-		})
-		if err != nil {
-			return &r.result, err
+			err = state.Update(r.statePath(), func(f *state.File) error {
+				if err := f.SetHandoff(state.HandoffUpdate{NextSkill: &nextSkill}); err != nil {
+					return err
+				}
+				return f.RecordStep(r.wf.Flow, pos.skill, sr.elapsed, state.Usage(sr.usage))
+			})
+			if err != nil {
+				return &r.result, err
+			}
+			crashPoint("state updated")
 		}
 		r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
 			Status: "ok", Note: fmt.Sprintf("%d %s", step.Phase, nextSkill), Usage: logUsage(sr.usage)})

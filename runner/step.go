@@ -32,6 +32,9 @@ type stepRun struct {
 	// calls counts the model calls of the step, replayed ones included
 	// (guarded by r.mu, as usage is).
 	calls int
+	// recorded is true when an earlier attempt of the step already
+	// recorded its end in state.yaml (replay.go).
+	recorded bool
 }
 
 func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
@@ -107,7 +110,9 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer s.j.close()
+	// The loop closes the journal once the step is recorded as ended: it
+	// journals that it updates state.yaml (recordEnding).
+	s.recorded = s.j.stepRecorded(s.r.statePath())
 	s.env = newStepEnv(s.r.tools, s.r.statePath(), s.skillName, s.runSubagents)
 
 	system, user, ctxTokens, err := s.context(s.seed)
@@ -202,6 +207,9 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 	reason := runlog.ReasonThreshold
 	if replayed {
 		s.addUsage(rec.Usage)
+		if err := s.r.ensureLedger(rec.Ledger); err != nil {
+			return nil, err
+		}
 	} else {
 		entry, usage, err := s.askLedger(ctx, req, phase)
 		rec.Usage = usage
@@ -223,11 +231,6 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 			composed.NextStep = fmt.Sprintf("continue skill %s where the previous session stopped", s.skillName)
 			entry = composed
 		}
-		// The Iron Law: the entry is on disk before the session is
-		// replaced.
-		if err := s.r.appendLedger(entry); err != nil {
-			return nil, err
-		}
 		rec.Ledger = string(ledger.Render(entry))
 		// The fresh session: the step's context rebuilt from the
 		// workspace as it is now, plus the ledger entry. Never the
@@ -237,7 +240,16 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 			return nil, err
 		}
 		rec.System, rec.User = system, user
+		// The reset is journalled before its entry is appended, so that a
+		// process dying in between appends the same entry on resume
+		// (ensureLedger) rather than a second one.
 		if err := s.j.recordReset(rec); err != nil {
+			return nil, err
+		}
+		crashPoint("reset recorded")
+		// The Iron Law: the entry is on disk before the session is
+		// replaced.
+		if err := s.r.appendLedger(entry); err != nil {
 			return nil, err
 		}
 	}
