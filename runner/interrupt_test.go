@@ -439,3 +439,47 @@ func TestCrashBetweenRecordsIsResumedOnce(t *testing.T) {
 		})
 	}
 }
+
+// A run cancelled (Ctrl-C) while the fresh session after a mid-step reset
+// waits for its first answer resumes in that session: the old session's
+// turns, its sub-agents and the ledger request are not asked again, and the
+// reset's entry is written once.
+func TestResumeAfterCancelRightAfterAReset(t *testing.T) {
+	ref, refRes := reference(t)
+	dir := copyExample(t)
+	tr := newTurns()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	tr.setStop(func(r llmtest.RecordedRequest) (llmtest.Reply, bool) {
+		if !strings.Contains(r.System, "# Analyse the request") || len(r.Messages) != 1 || !strings.Contains(r.Messages[0].Content, "## Ledger —") {
+			return llmtest.Reply{}, false
+		}
+		once.Do(cancel)
+		return llmtest.Fail(500, "api_error", "held until cancelled"), true
+	})
+	s := llmtest.NewServer(t, tr.rule(script(true)))
+	_, err := runner.Run(ctx, runner.Config{Workflow: load(t, dir), Model: providers["openai"](t, s), ModelName: "test-model"})
+	var se *runner.StepError
+	if !errors.As(err, &se) || se.Kind != runner.FailInterrupted || se.Step != 1 {
+		t.Fatalf("Run = %v, want step 1 interrupted", err)
+	}
+	id, _ := runner.Unfinished(load(t, dir))
+	tr.setStop(nil)
+	res, err := runner.Resume(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["openai"](t, s), ModelName: "test-model"})
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	tr.check(t)
+	// Turns 0 and 1 and the two sub-agents; the ledger request is not
+	// made, since the reset is recorded whole.
+	if res.Replayed != 4 {
+		t.Errorf("calls answered from the journal = %d, want 4", res.Replayed)
+	}
+	if res.Summary != refRes.Summary {
+		t.Errorf("summary %q, uninterrupted %q", res.Summary, refRes.Summary)
+	}
+	checkSameNumber(t, dir, id, "analyse-request", "1")
+	sameOutcome(t, dir, ref)
+	lintClean(t, dir, id, 2)
+}
