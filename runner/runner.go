@@ -8,8 +8,10 @@
 // Everything a run does is recorded under <workspace>/.baton/runs/<id>/:
 // events.jsonl (the run log that `baton ledger lint` reads) and a journal
 // per step that makes the run resumable: every model response is recorded,
-// keyed by the hash of its request, before it is used, so a run killed at
-// any point resumes without paying for a completed call twice.
+// keyed by the hash of its request, and every tool call's result and
+// effects, before they are used, so a run stopped at any point (a provider
+// failure, --max-turns, a signal, a crash) resumes in the same step without
+// paying for a completed call twice or doing a tool call's work again.
 package runner
 
 import (
@@ -276,9 +278,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // Resume continues the workspace's unfinished run: from the run log it
 // finds the last completed step and where the run was going next (the
 // handoff.next_skill it recorded in state.yaml), and re-enters an
-// unfinished step through its journal, so recorded calls are not paid for
-// again. Sessions are seeded from the newest ledger entry, never from a
-// transcript.
+// unfinished step (one that failed, was interrupted or died) under its own
+// number through its journal, so recorded calls are not paid for again and
+// recorded tool calls not run again. Sessions are seeded from the newest
+// ledger entry, never from a transcript.
 func Resume(ctx context.Context, cfg Config) (*Result, error) {
 	r, err := newRunner(cfg)
 	if err != nil {

@@ -168,4 +168,3 @@ func TestSIGKILLMidDispatchResumesExactly(t *testing.T) {
 		}
 	})
 }
-

@@ -89,7 +89,12 @@ func newResumeCmd() *cobra.Command {
 		Short: "Continue the workspace's unfinished run from state.yaml, its journals and the ledger",
 		Long: `resume continues the workspace's unfinished run (.baton/current.json) from
 state.yaml, its step journals and the ledger; no completed model call is
-paid again.
+paid again. A step that failed, was interrupted or died continues its own
+session under its own number: its recorded responses and tool results come
+from its journal, and no tool call it recorded is run again.
+
+Ctrl-C or SIGTERM during run or resume cancels the calls in flight, keeps
+everything done so far, prints one line saying how to resume, and exits 130.
 
 The agent command is --agent-cmd, else the workflow's agent_cmd; it is
 never taken from .baton/current.json, which an agent may have written. If
