@@ -179,7 +179,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		res, err = runner.Run(ctx, cfg)
 	}
 	started := res != nil && res.RunID != ""
-	if started && ctx.Err() != nil {
+	if started && err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: one line, and the exit code says the rest.
 		fmt.Fprintf(stderr, "baton: interrupted: %s; resume with: baton resume --workflow %s\n", stoppedAt(res, err), f.workflow)
 		return withCode(exitInterrupted, nil)
