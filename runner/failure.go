@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/runlog"
 )
 
 // FailureKind says why a step stopped before it finished, and so whether a
@@ -92,6 +93,21 @@ func (e *repeatedError) Error() string {
 }
 
 func (e *repeatedError) Unwrap() error { return e.err }
+
+// stepFailed records a step that stopped before it finished. Its step_end
+// says how (status "interrupted" or "failed", the kind of failure first in
+// the note), and does not end the step for a resume: the step keeps its
+// number and its journal.
+func (r *runner) stepFailed(ctx context.Context, pos position, err error) error {
+	se := &StepError{Step: pos.seq, Skill: pos.skill, Kind: r.classify(ctx, err), MaxTurns: r.cfg.MaxTurns, Err: err}
+	status := "failed"
+	if se.Kind == FailInterrupted {
+		status = "interrupted"
+	}
+	r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
+		Status: status, Note: fmt.Sprintf("%s: %v", se.Kind, err)})
+	return se
+}
 
 // classify says what kind of failure err is.
 func (r *runner) classify(ctx context.Context, err error) FailureKind {

@@ -493,21 +493,6 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 	}
 }
 
-// stepFailed records a step that stopped before it finished. Its step_end
-// says how (status "interrupted" or "failed", the kind of failure first in
-// the note), and does not end the step for a resume: the step keeps its
-// number and its journal.
-func (r *runner) stepFailed(ctx context.Context, pos position, err error) error {
-	se := &StepError{Step: pos.seq, Skill: pos.skill, Kind: r.classify(ctx, err), MaxTurns: r.cfg.MaxTurns, Err: err}
-	status := "failed"
-	if se.Kind == FailInterrupted {
-		status = "interrupted"
-	}
-	r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
-		Status: status, Note: fmt.Sprintf("%s: %v", se.Kind, err)})
-	return se
-}
-
 // boundary makes and records the reset evaluation at a phase boundary. The
 // step just finished measured its sessions; the projection adds what the
 // next phase expects. A reset writes a complete ledger entry first and
