@@ -269,3 +269,29 @@ func TestResumeAdviceFollowsTheFailure(t *testing.T) {
 		}
 	})
 }
+
+// An external agent that fails a step: the resume runs that step again
+// under its own number (not a new one), and no step before it.
+func TestFailedAgentStepResumesUnderItsNumber(t *testing.T) {
+	isolateEnv(t)
+	ws, logDir := exampleWorkspace(t), t.TempDir()
+	agent := flakyAgent(t, logDir, "")
+	wf := filepath.Join(ws, "baton.yaml")
+	code, _, errOut := runBaton(t, "", "run", "--workflow", wf, "--agent-cmd", agent)
+	if code != exitError || !strings.Contains(lastLine(errOut), "step 2 (plan-change)") || !strings.Contains(lastLine(errOut), "(resume with: baton resume --workflow ") {
+		t.Fatalf("run: exit %d, last line %q", code, lastLine(errOut))
+	}
+	if code, _, errOut := runBaton(t, "", "resume", "--workflow", wf, "--agent-cmd", agent); code != exitOK {
+		t.Fatalf("resume: exit %d\n%s", code, errOut)
+	}
+	calls, _ := os.ReadFile(filepath.Join(logDir, "calls"))
+	if got := strings.Fields(string(calls)); strings.Join(got, " ") != "analyse-request plan-change plan-change implement-change write-report" {
+		t.Errorf("the agent ran %v", got)
+	}
+	if got := stepStarts(t, ws)["plan-change"]; len(got) != 2 || got[0] != "2" || got[1] != "2" {
+		t.Errorf("plan-change started as steps %v, want [2 2]", got)
+	}
+	if got := stepStarts(t, ws)["write-report"]; len(got) != 1 || got[0] != "4" {
+		t.Errorf("write-report started as steps %v, want [4]", got)
+	}
+}
