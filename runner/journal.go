@@ -19,11 +19,13 @@ import (
 
 // A journal records, for one step, everything that is not a pure function
 // of the workspace: the step's fresh context as it was first assembled,
-// every model response keyed by the hash of its request, and every ledger
-// entry a reset wrote. Each record is appended and fsynced before the runner
-// uses it, so a run killed at any point resumes by replaying the journal:
-// recorded calls are answered from it (no completed call is paid twice) and
-// the first request that differs goes to the provider.
+// every model response keyed by the hash of its request, every tool call's
+// result and effects (replay.go), every ledger entry a reset wrote, and the
+// provider's refusals. Each record is appended and fsynced before the runner
+// uses it, so a run stopped at any point resumes by replaying the journal:
+// recorded calls are answered from it (no completed call is paid twice),
+// recorded tool calls are not run again, and the first request that differs
+// goes to the provider.
 type journal struct {
 	mu    sync.Mutex
 	f     *os.File
@@ -33,16 +35,27 @@ type journal struct {
 	resets  []journalReset
 	nextRes int
 	replays int
+	// tools holds recorded tool calls by toolKey, oldest first.
+	tools map[string][]journalTool
+	// refused holds, by request hash, what the provider answered when it
+	// refused the request on an earlier attempt of the step.
+	refused map[string]string
+	// ending is the hash state.yaml had when an earlier attempt of the step
+	// was about to record the step's end in it ("" when none was).
+	ending string
 	// last is the hash the next line chains from.
 	last string
 }
 
 type journalRecord struct {
-	Kind     string        `json:"kind"` // "start", "call", "reset"
+	Kind     string        `json:"kind"` // "start", "call", "reset", "tool", "refused", "ending"
 	Hash     string        `json:"hash,omitempty"`
 	Start    *journalStart `json:"start,omitempty"`
 	Response *llm.Response `json:"response,omitempty"`
 	Reset    *journalReset `json:"reset,omitempty"`
+	Tool     *journalTool  `json:"tool,omitempty"`
+	// Refused is the provider's answer to a request it refused.
+	Refused string `json:"refused,omitempty"`
 }
 
 // journalReset is a reset as it happened: the ledger entry written and the
@@ -62,6 +75,9 @@ type journalStart struct {
 	User   string `json:"user"`
 	Hash   string `json:"hash"`
 	Seed   string `json:"seed,omitempty"`
+	// Tokens is the context's size as counted then (0 in journals written
+	// before it was kept).
+	Tokens int `json:"tokens,omitempty"`
 }
 
 // The checksum chain. Every line of a journal is
@@ -112,7 +128,7 @@ var ErrJournalChain = errors.New("does not match its checksum chain (edited or f
 // is cut off: its call is simply made again. Any other line that breaks the
 // chain stops the step before anything is sent.
 func openJournal(path, name, genesis string) (*journal, error) {
-	j := &journal{calls: map[string][]*llm.Response{}, last: genesis}
+	j := &journal{calls: map[string][]*llm.Response{}, tools: map[string][]journalTool{}, refused: map[string]string{}, last: genesis}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("journal %s: %w", name, err)
@@ -140,6 +156,12 @@ func openJournal(path, name, genesis string) (*journal, error) {
 			if rec.Reset != nil {
 				j.resets = append(j.resets, *rec.Reset)
 			}
+		case "tool":
+			j.tools[rec.Hash] = append(j.tools[rec.Hash], *rec.Tool)
+		case "refused":
+			j.refused[rec.Hash] = rec.Refused
+		case "ending":
+			j.ending = rec.Hash
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -172,7 +194,7 @@ func (j *journal) verify(line []byte) (journalRecord, error) {
 	if json.Unmarshal(l.Rec, &rec) != nil {
 		return rec, ErrJournalChain
 	}
-	if rec.Kind == "start" && rec.Start == nil || rec.Kind == "call" && rec.Response == nil {
+	if rec.Kind == "start" && rec.Start == nil || rec.Kind == "call" && rec.Response == nil || rec.Kind == "tool" && rec.Tool == nil {
 		return rec, ErrJournalChain
 	}
 	return rec, nil
@@ -222,9 +244,16 @@ func (j *journal) recordStart(s journalStart) (journalStart, error) {
 // same request, and otherwise sends it and records the response before
 // returning it.
 func (j *journal) call(ctx context.Context, m llm.Model, req *llm.Request) (*llm.Response, bool, error) {
+	resp, _, replayed, err := j.callHashed(ctx, m, req)
+	return resp, replayed, err
+}
+
+// callHashed is call that also returns the request's hash, which keys the
+// tool calls of the response (replay.go).
+func (j *journal) callHashed(ctx context.Context, m llm.Model, req *llm.Request) (*llm.Response, string, bool, error) {
 	h, err := requestHash(req)
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	j.mu.Lock()
 	if rs := j.calls[h]; len(rs) > 0 {
@@ -232,19 +261,40 @@ func (j *journal) call(ctx context.Context, m llm.Model, req *llm.Request) (*llm
 		j.calls[h] = rs[1:]
 		j.replays++
 		j.mu.Unlock()
-		return resp, true, nil
+		return resp, h, true, nil
 	}
 	j.mu.Unlock()
 	resp, err := m.Generate(ctx, req)
 	if err != nil {
-		return nil, false, err
+		return nil, h, false, j.refusal(ctx, h, err)
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := j.append(journalRecord{Kind: "call", Hash: h, Response: resp}); err != nil {
-		return nil, false, err
+		return nil, h, false, err
 	}
-	return resp, false, nil
+	return resp, h, false, nil
+}
+
+// refusal records a provider's refusal of request h (an answer that retrying
+// cannot change) and returns err, marked as a repeat when an earlier attempt
+// of the step was refused the same request: resuming again would only
+// repeat it.
+func (j *journal) refusal(ctx context.Context, h string, err error) error {
+	var pe *llm.ProviderError
+	if ctx.Err() != nil || !errors.As(err, &pe) || pe.IsRetryable() {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, before := j.refused[h]; before {
+		return &repeatedError{err: err}
+	}
+	j.refused[h] = err.Error()
+	if aerr := j.append(journalRecord{Kind: "refused", Hash: h, Refused: err.Error()}); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	return err
 }
 
 // recordedReset returns what an earlier attempt recorded for this step's

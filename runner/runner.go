@@ -8,8 +8,10 @@
 // Everything a run does is recorded under <workspace>/.baton/runs/<id>/:
 // events.jsonl (the run log that `baton ledger lint` reads) and a journal
 // per step that makes the run resumable: every model response is recorded,
-// keyed by the hash of its request, before it is used, so a run killed at
-// any point resumes without paying for a completed call twice.
+// keyed by the hash of its request, and every tool call's result and
+// effects, before they are used, so a run stopped at any point (a provider
+// failure, --max-turns, a signal, a crash) resumes in the same step without
+// paying for a completed call twice or doing a tool call's work again.
 package runner
 
 import (
@@ -85,6 +87,9 @@ type Result struct {
 	Usage    llm.Usage
 	Warnings []string
 	Replayed int // model calls answered from the journal on resume
+	// ReplayedTools counts tool calls whose result and effects came from
+	// the journal on resume instead of running again.
+	ReplayedTools int
 }
 
 // runner holds one run.
@@ -277,9 +282,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // Resume continues the workspace's unfinished run: from the run log it
 // finds the last completed step and where the run was going next (the
 // handoff.next_skill it recorded in state.yaml), and re-enters an
-// unfinished step through its journal, so recorded calls are not paid for
-// again. Sessions are seeded from the newest ledger entry, never from a
-// transcript.
+// unfinished step (one that failed, was interrupted or died) under its own
+// number through its journal, so recorded calls are not paid for again and
+// recorded tool calls not run again. Sessions are seeded from the newest
+// ledger entry, never from a transcript.
 func Resume(ctx context.Context, cfg Config) (*Result, error) {
 	r, err := newRunner(cfg)
 	if err != nil {
@@ -361,7 +367,8 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 			fmt.Sscan(e.Step, &pos.seq)
 		case runlog.StepEnd:
 			if e.Status != "ok" {
-				// A failed step's Note is its error, not a next step.
+				// A failed or interrupted step's Note is its error, not a
+				// next step: the step itself is where the run resumes.
 				continue
 			}
 			// Note holds where the run goes next: "<phase index> <skill>".
@@ -389,8 +396,9 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 			}
 		}
 	}
-	// A step that started and did not end is run again from its journal,
-	// with the same number.
+	// A step that started and did not end well (it failed, was
+	// interrupted, or the process died) is run again from its journal, with
+	// the same number: it continues its own session.
 	var lastStart, lastEnd int
 	for _, e := range events {
 		var n int
@@ -398,7 +406,7 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 		if e.Type == runlog.StepStart && n > lastStart {
 			lastStart = n
 		}
-		if e.Type == runlog.StepEnd && n > lastEnd {
+		if e.Type == runlog.StepEnd && e.Status == "ok" && n > lastEnd {
 			lastEnd = n
 		}
 	}
@@ -411,7 +419,17 @@ func (r *runner) position(events []runlog.Event) (position, error) {
 // loop runs steps from pos until the workflow is done.
 func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 	maxSteps := r.maxSteps()
+	var open *journal // the journal of the step being recorded
+	defer func() {
+		if open != nil {
+			open.close()
+		}
+	}()
 	for {
+		if open != nil {
+			open.close()
+			open = nil
+		}
 		// pos.seq counts from the run log's step numbers, so a resume
 		// goes on counting where the run stopped.
 		if pos.seq >= maxSteps {
@@ -421,9 +439,9 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		pos.seq++
 		sr := &stepRun{r: r, seq: pos.seq, phase: pos.phase, skillName: pos.skill, seed: pos.seed}
 		summary, err := sr.run(ctx)
+		open = sr.j
 		if err != nil {
-			r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Status: "failed", Note: err.Error()})
-			return &r.result, fmt.Errorf("step %d (%s): %w", pos.seq, pos.skill, err)
+			return &r.result, r.stepFailed(ctx, pos, err)
 		}
 		r.result.Summary = summary
 		r.result.Steps++
@@ -438,15 +456,23 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 			nextSkill = workflow.DoneValue
 		}
 		// Record the step in state.yaml, then in the run log: the log's
-		// step_end is what marks the step complete for a resume.
-		err = state.Update(r.statePath(), func(f *state.File) error {
-			if err := f.SetHandoff(state.HandoffUpdate{NextSkill: &nextSkill}); err != nil {
-				return err
+		// step_end is what marks the step complete for a resume. The
+		// journal notes the update first, so that a process dying before
+		// step_end does not record the step in state.yaml twice.
+		if !sr.recorded {
+			if err := sr.j.recordEnding(r.statePath()); err != nil {
+				return &r.result, err
 			}
-			return f.RecordStep(r.wf.Flow, pos.skill, sr.elapsed, state.Usage(sr.usage))
-		})
-		if err != nil {
-			return &r.result, err
+			err = state.Update(r.statePath(), func(f *state.File) error {
+				if err := f.SetHandoff(state.HandoffUpdate{NextSkill: &nextSkill}); err != nil {
+					return err
+				}
+				return f.RecordStep(r.wf.Flow, pos.skill, sr.elapsed, state.Usage(sr.usage))
+			})
+			if err != nil {
+				return &r.result, err
+			}
+			crashPoint("state updated")
 		}
 		r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
 			Status: "ok", Note: fmt.Sprintf("%d %s", step.Phase, nextSkill), Usage: logUsage(sr.usage)})

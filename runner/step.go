@@ -29,6 +29,12 @@ type stepRun struct {
 	session *budget.Session
 	usage   llm.Usage
 	elapsed time.Duration
+	// calls counts the model calls of the step, replayed ones included
+	// (guarded by r.mu, as usage is).
+	calls int
+	// recorded is true when an earlier attempt of the step already
+	// recorded its end in state.yaml (replay.go).
+	recorded bool
 }
 
 func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
@@ -45,12 +51,20 @@ func (s *stepRun) warn(msg string) {
 // call sends one model request through the step's journal and accounts
 // for it.
 func (s *stepRun) call(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	resp, replayed, err := s.j.call(ctx, s.r.cfg.Model, req)
+	resp, _, err := s.callHashed(ctx, req)
+	return resp, err
+}
+
+// callHashed is call that also returns the request's hash, which keys the
+// response's tool calls in the journal.
+func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Response, string, error) {
+	resp, hash, replayed, err := s.j.callHashed(ctx, s.r.cfg.Model, req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s.addUsage(resp.Usage)
 	s.r.mu.Lock()
+	s.calls++
 	if replayed {
 		s.r.result.Replayed++
 	}
@@ -60,7 +74,7 @@ func (s *stepRun) call(ctx context.Context, req *llm.Request) (*llm.Response, er
 		ev.Note = "answered from the step journal"
 	}
 	s.r.event(ev)
-	return resp, nil
+	return resp, hash, nil
 }
 
 func (s *stepRun) addUsage(u llm.Usage) {
@@ -96,18 +110,25 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer s.j.close()
+	// The loop closes the journal once the step is recorded as ended: it
+	// journals that it updates state.yaml (recordEnding).
+	s.recorded = s.j.stepRecorded(s.r.statePath())
 	s.env = newStepEnv(s.r.tools, s.r.statePath(), s.skillName, s.runSubagents)
 
 	system, user, ctxTokens, err := s.context(s.seed)
 	if err != nil {
 		return "", err
 	}
-	first, err := s.j.recordStart(journalStart{System: system, User: user, Seed: s.seed, Hash: hashText(system, user)})
+	// A resumed step starts from the context it recorded, never one rebuilt
+	// from a state.yaml its own tool calls have changed since.
+	first, err := s.j.recordStart(journalStart{System: system, User: user, Seed: s.seed, Hash: hashText(system, user), Tokens: ctxTokens})
 	if err != nil {
 		return "", err
 	}
 	system, user = first.System, first.User
+	if first.Tokens > 0 {
+		ctxTokens = first.Tokens
+	}
 	ev := s.stepEvent(runlog.Event{Type: runlog.StepStart, InputHash: first.Hash, ContextTokens: ctxTokens})
 	if s.seed != "" {
 		ev.From = runlog.FromLedger
@@ -128,7 +149,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		MaxTokens: s.r.cfg.MaxTokens,
 	}
 	for turn := 0; turn < s.r.cfg.MaxTurns; turn++ {
-		resp, err := s.call(ctx, req)
+		resp, hash, err := s.callHashed(ctx, req)
 		if err != nil {
 			return "", err
 		}
@@ -141,8 +162,11 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		var results []llm.ToolResult
 		var finished bool
 		var summary string
-		for _, c := range resp.ToolCalls {
-			out := s.env.run(ctx, c)
+		outs, err := s.runCalls(ctx, s.env, hash, resp.ToolCalls)
+		if err != nil {
+			return "", err
+		}
+		for _, out := range outs {
 			results = append(results, out.result)
 			if out.finished {
 				finished, summary = true, out.summary
@@ -168,7 +192,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("no finish after %d tool rounds (raise --max-turns if the step needs more)", s.r.cfg.MaxTurns)
+	return "", fmt.Errorf("%w after %d tool rounds (raise --max-turns if the step needs more)", ErrMaxTurns, s.r.cfg.MaxTurns)
 }
 
 // budgetReset handles a threshold crossed mid-phase: it asks the session
@@ -184,6 +208,9 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 	reason := runlog.ReasonThreshold
 	if replayed {
 		s.addUsage(rec.Usage)
+		if err := s.r.ensureLedger(rec.Ledger); err != nil {
+			return nil, err
+		}
 	} else {
 		entry, usage, err := s.askLedger(ctx, req, phase)
 		rec.Usage = usage
@@ -205,11 +232,6 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 			composed.NextStep = fmt.Sprintf("continue skill %s where the previous session stopped", s.skillName)
 			entry = composed
 		}
-		// The Iron Law: the entry is on disk before the session is
-		// replaced.
-		if err := s.r.appendLedger(entry); err != nil {
-			return nil, err
-		}
 		rec.Ledger = string(ledger.Render(entry))
 		// The fresh session: the step's context rebuilt from the
 		// workspace as it is now, plus the ledger entry. Never the
@@ -219,7 +241,16 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 			return nil, err
 		}
 		rec.System, rec.User = system, user
+		// The reset is journalled before its entry is appended, so that a
+		// process dying in between appends the same entry on resume
+		// (ensureLedger) rather than a second one.
 		if err := s.j.recordReset(rec); err != nil {
+			return nil, err
+		}
+		crashPoint("reset recorded")
+		// The Iron Law: the entry is on disk before the session is
+		// replaced.
+		if err := s.r.appendLedger(entry); err != nil {
 			return nil, err
 		}
 	}

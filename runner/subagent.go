@@ -83,7 +83,7 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 			// Out of turns: ask for the answer with tools switched off.
 			req.ToolChoice = llm.ToolChoiceNone
 		}
-		resp, err := s.call(ctx, req)
+		resp, hash, err := s.callHashed(ctx, req)
 		if err != nil {
 			return "", err
 		}
@@ -92,9 +92,14 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text})
 			break
 		}
+		// The step's journal answers a resumed sub-agent's tool calls too.
+		outs, err := s.runCalls(ctx, env, hash, resp.ToolCalls)
+		if err != nil {
+			return "", err
+		}
 		var results []llm.ToolResult
-		for _, c := range resp.ToolCalls {
-			results = append(results, env.run(ctx, c).result)
+		for _, o := range outs {
+			results = append(results, o.result)
 		}
 		req.Messages = llm.AppendToolRound(req.Messages, resp, results...)
 	}

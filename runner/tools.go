@@ -209,8 +209,12 @@ func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, er
 		if err := c.Decode(&in); err != nil {
 			return toolOutcome{}, err
 		}
-		if err := e.ws.WriteFile(in.Path, []byte(in.Content)); err != nil {
-			return toolOutcome{}, err
+		// A file already holding the content is left alone: a call run
+		// again on resume (replay.go) does not write it twice.
+		if !holds(e.ws, in.Path, in.Content) {
+			if err := e.ws.WriteFile(in.Path, []byte(in.Content)); err != nil {
+				return toolOutcome{}, err
+			}
 		}
 		e.written = append(e.written, in.Path)
 		return ok(fmt.Sprintf("wrote %s (%d bytes)", in.Path, len(in.Content)))

@@ -134,7 +134,7 @@ func TestResumeRefusesATamperedJournal(t *testing.T) {
 		return `{"kind":"start","start":{"system":"` + system + `","user":"u","hash":"h"}}` + "\n"
 	}
 	tamper := map[string]struct {
-		killed bool   // re-enter step 3 (its journal) rather than start step 4
+		killed bool   // the process died in step 3, rather than the step failing
 		target string // the journal the resume opens
 		f      func(t *testing.T, steps string)
 	}{
@@ -161,15 +161,17 @@ func TestResumeRefusesATamperedJournal(t *testing.T) {
 		"forged journal replacing the real one": {true, "003-implement-change.jsonl", func(t *testing.T, steps string) {
 			writeFile(t, steps, "003-implement-change.jsonl", startLine(forged))
 		}},
-		"forged journal planted for the next step": {false, "004-implement-change.jsonl", func(t *testing.T, steps string) {
-			writeFile(t, steps, "004-implement-change.jsonl", startLine(forged))
+		// A failed step is re-entered under its own number, through its
+		// own journal.
+		"forged journal planted for a failed step": {false, "003-implement-change.jsonl", func(t *testing.T, steps string) {
+			writeFile(t, steps, "003-implement-change.jsonl", startLine(forged))
 		}},
-		"journal copied from another step": {false, "004-implement-change.jsonl", func(t *testing.T, steps string) {
-			data, err := os.ReadFile(filepath.Join(steps, "003-implement-change.jsonl"))
+		"journal copied from another step": {false, "003-implement-change.jsonl", func(t *testing.T, steps string) {
+			data, err := os.ReadFile(filepath.Join(steps, "002-plan-change.jsonl"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, steps, "004-implement-change.jsonl", string(data))
+			writeFile(t, steps, "003-implement-change.jsonl", string(data))
 		}},
 	}
 	for name, tc := range tamper {

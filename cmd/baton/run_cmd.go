@@ -89,7 +89,12 @@ func newResumeCmd() *cobra.Command {
 		Short: "Continue the workspace's unfinished run from state.yaml, its journals and the ledger",
 		Long: `resume continues the workspace's unfinished run (.baton/current.json) from
 state.yaml, its step journals and the ledger; no completed model call is
-paid again.
+paid again. A step that failed, was interrupted or died continues its own
+session under its own number: its recorded responses and tool results come
+from its journal, and no tool call it recorded is run again.
+
+Ctrl-C or SIGTERM during run or resume cancels the calls in flight, keeps
+everything done so far, prints one line saying how to resume, and exits 130.
 
 The agent command is --agent-cmd, else the workflow's agent_cmd; it is
 never taken from .baton/current.json, which an agent may have written. If
@@ -173,21 +178,53 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	default:
 		res, err = runner.Run(ctx, cfg)
 	}
-	if res != nil && res.RunID != "" {
+	started := res != nil && res.RunID != ""
+	if started && err != nil && ctx.Err() != nil {
+		// Ctrl-C or SIGTERM: one line, and the exit code says the rest.
+		fmt.Fprintf(stderr, "baton: interrupted: %s; resume with: baton resume --workflow %s\n", stoppedAt(res, err), f.workflow)
+		return withCode(exitInterrupted, nil)
+	}
+	if started {
 		fmt.Fprintf(stderr, "baton: run %s: %d steps, %d resets, %d calls answered from journals; usage %d input, %d output tokens\n",
 			res.RunID, res.Steps, res.Resets, res.Replayed, res.Usage.InputTokens, res.Usage.OutputTokens)
 	}
 	if err != nil {
-		if errors.Is(err, runner.ErrMaxSteps) {
+		if errors.Is(err, runner.ErrMaxSteps) || !started {
 			return err // it says how to go on
 		}
-		if res != nil && res.RunID != "" {
-			return fmt.Errorf("%w (resume with: baton resume --workflow %s)", err, f.workflow)
-		}
-		return err
+		return resumeAdvice(err, f)
 	}
 	fmt.Fprintln(out, res.Summary)
 	return nil
+}
+
+// stoppedAt says where an interrupted run stopped.
+func stoppedAt(res *runner.Result, err error) string {
+	var se *runner.StepError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("run %s stopped in step %d (%s) with everything it did saved", res.RunID, se.Step, se.Skill)
+	}
+	return fmt.Sprintf("run %s stopped with everything it did saved", res.RunID)
+}
+
+// resumeAdvice adds to a failed run's error the way on: baton resume only
+// where a resume can get further, and otherwise what to change first.
+func resumeAdvice(err error, f runFlags) error {
+	var se *runner.StepError
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch {
+	case se.Kind == runner.FailMaxTurns:
+		return fmt.Errorf("%w (resume with: baton resume --workflow %s --max-turns %d)", err, f.workflow, 2*se.MaxTurns)
+	case se.Resumable():
+		return fmt.Errorf("%w (resume with: baton resume --workflow %s)", err, f.workflow)
+	case se.Kind == runner.FailRefusedAgain:
+		return fmt.Errorf("%w; %s", err, se.Advice())
+	case se.Advice() != "":
+		return fmt.Errorf("%w (the provider refused the request, and baton resume would send it again: %s)", err, se.Advice())
+	}
+	return err
 }
 
 // describeAgent names an agent command for a message.
