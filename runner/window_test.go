@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
@@ -420,4 +423,93 @@ func TestThirtyTwoSubagentDumpsStayUnderTheThreshold(t *testing.T) {
 	if f := ledger.Lint(eventsOf(t, dir, res.RunID), nil, nil); len(f) != 0 {
 		t.Errorf("lint findings: %v", f)
 	}
+}
+
+// The bounds are a pure function of what the journal replays: a run killed
+// after cutting and spilling results resumes without sending any answered
+// request again (the cut results, and so the requests' hashes, come out the
+// same), and leaves one spill file for the one oversize result.
+func TestKilledAfterASpillResumesWithoutPayingTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	const window = 12000
+	dir := copyExample(t)
+	setWindow(t, dir, window, 0)
+	writeFile(t, dir, "docs/big.txt", bigText(78<<10))
+	rule := llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		seeded := strings.Contains(r.Messages[0].Content, "## Ledger —")
+		round := agentRounds(r)
+		switch {
+		case r.ToolChoiceName == "write_ledger":
+			return llmtest.CallTools(ledgerCall())
+		case strings.Contains(r.System, "# Analyse the request") && !seeded:
+			if round == 0 {
+				return llmtest.CallTools(call("r", "read_file", map[string]string{"path": "docs/big.txt"}))
+			}
+			if m := readOn.FindStringSubmatch(lastResult(r)); m != nil {
+				return llmtest.CallTools(llm.ToolCall{ID: fmt.Sprintf("p%d", round), Name: "read_file", Input: json.RawMessage(m[1])})
+			}
+		case strings.Contains(r.System, "# Write the report"):
+			return llmtest.Text("REPORT: done")
+		}
+		return llmtest.CallTools(call("f", "finish", map[string]string{"summary": "step done"}))
+	})
+	s := llmtest.NewServer(t, rule)
+	s.SetContextWindow(window)
+	var (
+		mu       sync.Mutex
+		killed   bool
+		answered = map[string]bool{}
+		child    *exec.Cmd
+		killAt   = make(chan struct{})
+	)
+	s.OnRequest(func(r llmtest.RecordedRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		if killed {
+			return
+		}
+		if strings.Contains(r.System, "# Analyse the request") && agentRounds(r) == 2 {
+			// After a read, its spill and a page of the spill file.
+			killed = true
+			child.Process.Signal(syscall.SIGKILL)
+			close(killAt)
+			return
+		}
+		answered[string(r.Body)] = true
+	})
+	child = exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "BATON_TEST_CHILD_DIR="+dir, "BATON_TEST_CHILD_URL="+s.OpenAIBaseURL())
+	mu.Lock()
+	if err := child.Start(); err != nil {
+		mu.Unlock()
+		t.Fatal(err)
+	}
+	mu.Unlock()
+	select {
+	case <-killAt:
+	case <-time.After(60 * time.Second):
+		child.Process.Kill()
+		t.Fatal("the child never reached the kill point")
+	}
+	child.Wait()
+	before := s.Count()
+	res, err := runner.Resume(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["openai"](t, s), ModelName: "test-model"})
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	for _, r := range s.Requests()[before:] {
+		if answered[string(r.Body)] {
+			t.Errorf("an answered request was sent again on resume: %s", clipBody(r.Body))
+		}
+	}
+	if res.Replayed != len(answered) {
+		t.Errorf("%d calls answered from the journal, want the %d answered before the kill", res.Replayed, len(answered))
+	}
+	withinWindow(t, s, window)
+	if files := spillFiles(t, dir, res.RunID); len(files) != 1 {
+		t.Errorf("%d spill files after the resume, want the one docs/big.txt made", len(files))
+	}
+	lintClean(t, dir, res.RunID, 2)
 }
