@@ -136,3 +136,21 @@ func TestWindowFit(t *testing.T) {
 		t.Errorf("the margin is not applied: err = %v", err)
 	}
 }
+
+// The margin grows with a provider that counts more than baton does, and
+// is capped so that absurd reported usage cannot refuse every request.
+func TestWindowScaleFollowsTheProvider(t *testing.T) {
+	w := newWindow(100000, func(s string) int { return len(s) })
+	req := &llm.Request{System: strings.Repeat("x", 984)} // 1000 local with the overhead
+	if got := w.prompt(req); got != 1100 {
+		t.Errorf("no calls observed: prompt %d, want 1100 (the 10%% margin)", got)
+	}
+	w.observe(req, llm.Usage{InputTokens: 1000, CacheReadInputTokens: 300})
+	if got := w.prompt(req); got != 1350 {
+		t.Errorf("a provider counting 1.3×: prompt %d, want 1350 (its ratio and 5%%)", got)
+	}
+	w.observe(req, llm.Usage{InputTokens: 1_000_000})
+	if got := w.prompt(req); got != 2000 {
+		t.Errorf("absurd usage: prompt %d, want 2000 (capped at 2×)", got)
+	}
+}

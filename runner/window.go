@@ -29,6 +29,11 @@ const (
 	// calibrationSlack is added on top of a measured ratio, which is an
 	// average over the calls seen so far, not a bound.
 	calibrationSlack = 0.05
+	// maxScale caps what a measured ratio can make of a count: a provider
+	// (or a proxy) reporting usage far from the prompt sent must not make
+	// every request look over the window. Past it, the provider's own
+	// "prompt too long" is the guard, and a reset follows.
+	maxScale = 2.0
 	// messageOverhead and requestOverhead are the tokens a provider adds
 	// around each message (role markers) and each request.
 	messageOverhead = 4
@@ -74,7 +79,7 @@ func newWindow(size int, count func(string) int) *window {
 func (w *window) scale() float64 {
 	s := 1 + windowMargin
 	if r := w.cal.Summary().Ratio; r+calibrationSlack > s {
-		s = r + calibrationSlack
+		s = min(r+calibrationSlack, maxScale)
 	}
 	return s
 }
