@@ -130,14 +130,32 @@ func (s *stepRun) fitResults(req *llm.Request, resp *llm.Response, calls []llm.T
 	if total <= room {
 		return results
 	}
+	// A result no larger than a pointer is kept whole: cutting it would
+	// make it longer.
+	var big []int
+	for i, n := range sizes {
+		if n <= minCutTokens {
+			room -= n
+		} else {
+			big = append(big, i)
+		}
+	}
+	bigSizes := make([]int, len(big))
+	for k, i := range big {
+		bigSizes[k] = sizes[i]
+	}
 	out := append([]llm.ToolResult(nil), results...)
-	for i, share := range shares(sizes, room) {
-		if sizes[i] > share {
+	for k, share := range shares(bigSizes, room) {
+		if i := big[k]; sizes[i] > share {
 			out[i].Content = s.spillCut(calls[i], results[i].Content, share)
 		}
 	}
 	return out
 }
+
+// minCutTokens is the size below which a result is never cut: about what
+// the pointer that would replace it costs.
+const minCutTokens = 128
 
 // headFloor is the least room a round's results get even past the
 // threshold, so a cut result is still worth reading; the reset then

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,5 +153,24 @@ func TestWindowScaleFollowsTheProvider(t *testing.T) {
 	w.observe(req, llm.Usage{InputTokens: 1_000_000})
 	if got := w.prompt(req); got != 2000 {
 		t.Errorf("absurd usage: prompt %d, want 2000 (capped at 2×)", got)
+	}
+}
+
+// Room is shared smallest first; what is left over goes to the larger.
+func TestShares(t *testing.T) {
+	for _, tt := range []struct {
+		sizes []int
+		room  int
+		want  []int
+	}{
+		{[]int{100, 5000, 300}, 1000, []int{100, 600, 300}},
+		{[]int{4000, 4000}, 1000, []int{500, 500}},
+		{[]int{10, 20}, 1000, []int{10, 20}},
+		{[]int{10, 20}, -5, []int{0, 0}},
+	} {
+		got := shares(tt.sizes, tt.room)
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("shares(%v, %d) = %v, want %v", tt.sizes, tt.room, got, tt.want)
+		}
 	}
 }
