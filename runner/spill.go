@@ -118,7 +118,7 @@ func (s *stepRun) fitResults(req *llm.Request, resp *llm.Response, calls []llm.T
 	next.Messages = llm.AppendToolRound(append([]llm.Message(nil), req.Messages...), resp, empty...)
 	base := w.prompt(&next)
 	hard := w.size - w.replyReserve(req) - s.ledgerReserve() - base
-	soft := s.r.budget.Threshold() - base
+	soft := s.windowBudget().Threshold() - base
 	room := w.toLocal(max(min(hard, max(soft, headFloor(w.size))), 0))
 
 	sizes := make([]int, len(results))

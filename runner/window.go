@@ -7,6 +7,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/baton-dev/baton/budget"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
@@ -157,9 +158,13 @@ func (w *window) observe(req *llm.Request, u llm.Usage) {
 
 // guard is the step's window, made on first use.
 func (s *stepRun) guard() *window {
-	s.winOnce.Do(func() { s.win = newWindow(s.r.budget.Window, s.r.counter.Count) })
+	s.winOnce.Do(func() { s.win = newWindow(s.windowBudget().Window, s.r.counter.Count) })
 	return s.win
 }
+
+// windowBudget is the budget whose window and threshold bound the step's
+// requests and tool results.
+func (s *stepRun) windowBudget() budget.Budget { return s.r.budget }
 
 // overflowReset is the reset of a session whose next request does not fit
 // the window, by baton's count or by the provider's answer: forced at once,
