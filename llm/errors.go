@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,7 +20,10 @@ type ProviderError struct {
 	Provider   string // "anthropic", "openai"
 	StatusCode int    // HTTP status; 0 when the transport failed or the body was garbage
 	Type       string // the provider's error type, e.g. "rate_limit_error", when given
-	Message    string
+	// Code is the provider's finer error code when it sends one apart from
+	// the type (OpenAI's "context_length_exceeded").
+	Code    string
+	Message string
 	// RetryAfter is the wait the provider asked for (retry-after or
 	// retry-after-ms header); 0 when it asked for none.
 	RetryAfter time.Duration
@@ -38,6 +42,41 @@ func (e *ProviderError) Error() string {
 }
 
 func (e *ProviderError) Unwrap() error { return e.Err }
+
+// ErrPromptTooLong matches (errors.Is) a provider's answer that the request
+// does not fit the model's context window. Sending it again cannot help, so
+// it is never retried; a caller that can shrink the context (a reset to a
+// fresh session) branches on it.
+var ErrPromptTooLong = errors.New("the prompt is too long for the model's context window")
+
+// Is makes a provider's "prompt too long" answer match ErrPromptTooLong.
+func (e *ProviderError) Is(target error) bool {
+	return target == ErrPromptTooLong && e.promptTooLong()
+}
+
+// promptTooLong recognises both providers' real answers: Anthropic's 400
+// invalid_request_error "prompt is too long: 210000 tokens > 200000 maximum"
+// (or "input length and `max_tokens` exceed context limit") and its 413
+// request_too_large, and OpenAI's 400 with code context_length_exceeded
+// ("This model's maximum context length is ..."), which compatible servers
+// often send without the code.
+func (e *ProviderError) promptTooLong() bool {
+	switch {
+	case e.StatusCode == http.StatusRequestEntityTooLarge:
+		return true
+	case e.StatusCode != http.StatusBadRequest:
+		return false
+	case e.Code == "context_length_exceeded" || e.Type == "context_length_exceeded":
+		return true
+	}
+	m := strings.ToLower(e.Message)
+	for _, s := range []string{"prompt is too long", "maximum context length", "exceed context limit", "context window"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // IsRetryable reports whether the same request may succeed if sent again:
 // request timeout, conflict, rate limit, server errors and Anthropic's

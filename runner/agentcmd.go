@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
+	"github.com/baton-dev/baton/spill"
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/workflow"
 	"github.com/baton-dev/baton/yamlsafe"
@@ -87,10 +88,15 @@ const agentProtocol = "You run as an external agent: where the instructions abov
 	"```\n\n" +
 	"Every field is optional. Nothing else you write is passed to the next step."
 
-// Bounds on what is kept of a process's output.
+// Bounds on what is kept of a process's output. Output over
+// maxAgentOutput is spilled whole (up to maxAgentSpill) and the step keeps
+// its head, a pointer and its last agentOutputTail bytes, where the handoff
+// block is.
 const (
-	maxAgentOutput = 4 << 20
-	agentErrTail   = 400
+	maxAgentOutput  = 4 << 20
+	agentOutputTail = 256 << 10
+	maxAgentSpill   = 1 << 30
+	agentErrTail    = 400
 )
 
 // ErrAgentHandoff is wrapped when an agent's handoff block cannot be used.
@@ -246,6 +252,13 @@ type agentProcess struct {
 	env     []string
 	// check refuses an output before it is recorded.
 	check func(out string) error
+	// spill keeps an output over maxAgentOutput in full; rel is its folder
+	// as the workspace names it; label names its file. onSpill, when set,
+	// is told of the file.
+	spill   spill.Dir
+	rel     string
+	label   string
+	onSpill func(f spill.File)
 }
 
 func (p *agentProcess) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
@@ -255,7 +268,8 @@ func (p *agentProcess) Generate(ctx context.Context, req *llm.Request) (*llm.Res
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdin = strings.NewReader(req.System)
-	stdout := &capped{max: maxAgentOutput}
+	stdout := &spilling{max: maxAgentOutput, dir: p.spill, label: p.label, end: tail{max: agentOutputTail}}
+	defer stdout.abort()
 	stderr := &tail{max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	killGroup(cmd)
@@ -273,10 +287,10 @@ func (p *agentProcess) Generate(ctx context.Context, req *llm.Request) (*llm.Res
 		}
 		return nil, fmt.Errorf("agent command: %w", err)
 	}
-	if stdout.over {
-		return nil, fmt.Errorf("agent command wrote more than %d MiB to stdout", maxAgentOutput>>20)
+	out, err := stdout.text(p.rel, p.onSpill)
+	if err != nil {
+		return nil, err
 	}
-	out := stdout.b.String()
 	if p.check != nil {
 		if err := p.check(out); err != nil {
 			return nil, err
@@ -285,20 +299,93 @@ func (p *agentProcess) Generate(ctx context.Context, req *llm.Request) (*llm.Res
 	return &llm.Response{Model: "agent-cmd", Text: out, StopReason: "exit 0"}, nil
 }
 
-// capped keeps up to max bytes and notes whether more came.
-type capped struct {
-	b    bytes.Buffer
-	max  int
-	over bool
+// spilling keeps a process's output in memory up to max bytes. Past that
+// it streams the whole output to a spill file, keeping the first max bytes
+// and the end in memory, so nothing is lost and memory stays bounded.
+type spilling struct {
+	b     bytes.Buffer
+	max   int
+	dir   spill.Dir
+	label string
+	s     *spill.Stream
+	end   tail // the last bytes, once spilling
+	n     int64
+	err   error
 }
 
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.b.Len(); room < len(p) {
-		c.over = true
-		c.b.Write(p[:max(room, 0)])
+func (c *spilling) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	if c.s == nil && c.b.Len()+len(p) <= c.max {
+		return c.b.Write(p)
+	}
+	if c.err != nil {
 		return len(p), nil
 	}
-	return c.b.Write(p)
+	if c.s == nil {
+		s, err := c.dir.Create(c.label)
+		if err != nil {
+			c.err = err
+			return len(p), nil
+		}
+		c.s = s
+		if _, err := s.Write(c.b.Bytes()); err != nil {
+			c.err = err
+			return len(p), nil
+		}
+		c.end.Write(c.b.Bytes())
+		// The head in memory is the first max bytes, whatever the writes'
+		// sizes.
+		c.b.Write(p[:max(c.max-c.b.Len(), 0)])
+	}
+	c.end.Write(p)
+	if room := maxAgentSpill - c.s.Size(); room > 0 {
+		if _, err := c.s.Write(p[:min(int64(len(p)), room)]); err != nil {
+			c.err = err
+		}
+	}
+	// Reading on keeps the process from blocking on a full pipe.
+	return len(p), nil
+}
+
+// text is the output the step uses: all of it when it fit, else its head,
+// a pointer to the spill file under rel and its end.
+func (c *spilling) text(rel string, onSpill func(spill.File)) (string, error) {
+	if c.s == nil {
+		return c.b.String(), nil
+	}
+	if c.err != nil {
+		return "", fmt.Errorf("agent command wrote %d bytes to stdout, more than %d MiB, and they could not be kept: %w", c.n, maxAgentOutput>>20, c.err)
+	}
+	f, err := c.s.Commit()
+	c.s = nil
+	if err != nil {
+		return "", fmt.Errorf("agent command wrote %d bytes to stdout, more than %d MiB, and they could not be kept: %w", c.n, maxAgentOutput>>20, err)
+	}
+	if onSpill != nil {
+		onSpill(f)
+	}
+	kept := ""
+	if f.Bytes < c.n {
+		kept = fmt.Sprintf(" (its first %d MiB)", maxAgentSpill>>20)
+	}
+	head := c.b.Bytes()[:min(c.b.Len(), c.max-agentOutputTail)]
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+		head = head[:i+1]
+	}
+	end := c.end.b
+	if i := bytes.IndexByte(end, '\n'); i >= 0 && c.n > int64(len(end)) {
+		end = end[i+1:] // from a line's start
+	}
+	return fmt.Sprintf("%s\n[cut by baton: the agent wrote %d bytes to stdout, more than %d MiB; the whole output%s is in %s/%s]\n\n%s",
+		head, c.n, maxAgentOutput>>20, kept, rel, f.Name, end), nil
+}
+
+// abort removes a spill stream that was never committed (the process
+// failed).
+func (c *spilling) abort() {
+	if c.s != nil {
+		c.s.Abort()
+	}
 }
 
 // tail keeps the last max bytes written.
@@ -351,6 +438,12 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 				return err
 			}
 			return s.checkNextSkill(h)
+		},
+		spill: s.r.spillDir(),
+		rel:   s.r.spillRel(),
+		label: fmt.Sprintf("%03d-agent-output", s.seq),
+		onSpill: func(f spill.File) {
+			s.warn(fmt.Sprintf("the agent wrote %d bytes to stdout, more than %d MiB: kept whole in %s/%s; the step used its head and its end", f.Bytes, maxAgentOutput>>20, s.r.spillRel(), f.Name))
 		},
 	}
 	req := &llm.Request{Model: "agent-cmd", System: agentInput(system, user)}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/baton-dev/baton/budget"
@@ -35,6 +36,10 @@ type stepRun struct {
 	// recorded is true when an earlier attempt of the step already
 	// recorded its end in state.yaml (replay.go).
 	recorded bool
+
+	// win is the step's context window (window.go), made on first use.
+	winOnce sync.Once
+	win     *window
 }
 
 func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
@@ -49,7 +54,8 @@ func (s *stepRun) warn(msg string) {
 }
 
 // call sends one model request through the step's journal and accounts
-// for it.
+// for it. A request that would not fit the window is never sent: the error
+// matches llm.ErrPromptTooLong, as the provider's own answer would.
 func (s *stepRun) call(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	resp, _, err := s.callHashed(ctx, req)
 	return resp, err
@@ -58,9 +64,19 @@ func (s *stepRun) call(ctx context.Context, req *llm.Request) (*llm.Response, er
 // callHashed is call that also returns the request's hash, which keys the
 // response's tool calls in the journal.
 func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Response, string, error) {
+	req, err := s.guard().fit(req)
+	if err != nil {
+		s.r.logf("step %d %s: not sent: %v", s.seq, s.skillName, err)
+		return nil, "", err
+	}
 	resp, hash, replayed, err := s.j.callHashed(ctx, s.r.cfg.Model, req)
 	if err != nil {
 		return nil, "", err
+	}
+	if req.System != subagentSystem {
+		// Calibrate on the step's own calls only: they come in an order a
+		// resume replays, so the bounds they set come out the same.
+		s.guard().observe(req, resp.Usage)
 	}
 	s.addUsage(resp.Usage)
 	s.r.mu.Lock()
@@ -114,6 +130,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	// journals that it updates state.yaml (recordEnding).
 	s.recorded = s.j.stepRecorded(s.r.statePath())
 	s.env = newStepEnv(s.r.tools, s.r.statePath(), s.skillName, s.runSubagents)
+	s.env.spill = s.r.spillView()
 
 	system, user, ctxTokens, err := s.context(s.seed)
 	if err != nil {
@@ -150,8 +167,16 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	}
 	for turn := 0; turn < s.r.cfg.MaxTurns; turn++ {
 		resp, hash, err := s.callHashed(ctx, req)
+		if errors.Is(err, llm.ErrPromptTooLong) && len(req.Messages) > 1 {
+			// Too long for the window, by baton's count or the provider's:
+			// a reset to a fresh session with the entry baton composes.
+			if req, err = s.overflowReset(ctx, req, err); err != nil {
+				return "", err
+			}
+			continue
+		}
 		if err != nil {
-			return "", err
+			return "", tooLongHint(err)
 		}
 		s.session.Observe(resp.Usage)
 		if !resp.WantsTools() {
@@ -172,13 +197,16 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 				finished, summary = true, out.summary
 			}
 		}
+		results = s.fitResults(req, resp, resp.ToolCalls, results)
 		req.Messages = llm.AppendToolRound(req.Messages, resp, results...)
 		if finished {
 			return summary, nil
 		}
 		// A safe point: between tool rounds. What the next turn adds is
 		// at least the results just produced.
-		added := 0
+		// The assistant's own turn (a write_file's content, say) stays in
+		// the context too.
+		added := int(resp.Usage.OutputTokens)
 		for _, res := range results {
 			added += s.r.counter.Count(res.Content)
 		}
@@ -201,19 +229,39 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 // (nil request) and tries again at the next safe point; the second miss in a
 // row forces the reset with the entry baton composes itself.
 func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.Decision) (*llm.Request, error) {
-	phase := s.r.wf.Phases[s.phase].Name
 	s.r.event(s.stepEvent(runlog.Event{Type: runlog.ThresholdCrossed, ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold,
 		WindowTokens: d.Window, ContextFraction: d.Fraction}))
+	return s.reset(ctx, req, d, runlog.ReasonThreshold, nil)
+}
+
+// reset replaces the session by a fresh one seeded from a complete ledger
+// entry. With a cause (the context no longer fits the window) the entry is
+// composed by baton at once; otherwise the session is asked for it.
+func (s *stepRun) reset(ctx context.Context, req *llm.Request, d budget.Decision, reason string, cause error) (*llm.Request, error) {
+	phase := s.r.wf.Phases[s.phase].Name
 	rec, replayed := s.j.recordedReset()
-	reason := runlog.ReasonThreshold
+	note := ""
 	if replayed {
 		s.addUsage(rec.Usage)
 		if err := s.r.ensureLedger(rec.Ledger); err != nil {
 			return nil, err
 		}
 	} else {
-		entry, usage, err := s.askLedger(ctx, req, phase)
-		rec.Usage = usage
+		var entry ledger.Entry
+		var err error
+		if cause == nil {
+			entry, rec.Usage, err = s.askLedger(ctx, req, phase)
+			if errors.Is(err, llm.ErrPromptTooLong) {
+				// Asking for the entry would not fit the window (or the
+				// provider said so): baton writes the entry itself.
+				cause = err
+			}
+		}
+		if cause != nil {
+			s.warn(fmt.Sprintf("the context is too large to ask for a ledger entry (%v); baton composed it from state.yaml and the run log", cause))
+			note = "ledger entry composed by baton: " + cause.Error()
+			entry, err = s.composed(phase)
+		}
 		if err != nil {
 			if !errors.Is(err, ledger.ErrIncomplete) && !errors.Is(err, llm.ErrBadToolInput) {
 				return nil, err
@@ -225,11 +273,10 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 				return nil, nil
 			}
 			reason = runlog.ReasonForcedAfterMisses
-			composed, cerr := s.r.composeEntry(phase, phase, s.skillName, s)
+			composed, cerr := s.composed(phase)
 			if cerr != nil {
 				return nil, cerr
 			}
-			composed.NextStep = fmt.Sprintf("continue skill %s where the previous session stopped", s.skillName)
 			entry = composed
 		}
 		rec.Ledger = string(ledger.Render(entry))
@@ -260,7 +307,7 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 		lt = es[0].Time
 	}
 	s.r.event(s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
-		ContextTokens: d.Projected, Mode: "fresh_session"}))
+		ContextTokens: d.Projected, Mode: "fresh_session", Note: note}))
 	s.r.mu.Lock()
 	s.r.result.Resets++
 	s.r.mu.Unlock()
@@ -282,8 +329,7 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 // (miss).
 func (s *stepRun) askLedger(ctx context.Context, req *llm.Request, phase string) (ledger.Entry, llm.Usage, error) {
 	side := *req
-	side.Messages = append(append([]llm.Message{}, req.Messages...), llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
-		"The context budget of this session is reached. Before the session is replaced by a fresh one, call write_ledger with a complete entry: frozen decisions, what is done so far (each with an evidence pointer), artifacts, the current phase (%s), the next concrete step, and open tickets. The fresh session will start from this entry, the capsule and state.yaml only.", phase)})
+	side.Messages = append(append([]llm.Message{}, req.Messages...), llm.Message{Role: llm.RoleUser, Content: ledgerAsk(phase)})
 	side.Tools = append(append([]llm.Tool{}, req.Tools...), ledgerTool())
 	side.ToolChoice = llm.ToolNamed(toolWriteLedger)
 	resp, err := s.call(ctx, &side)
@@ -316,6 +362,11 @@ func (s *stepRun) askLedger(ctx context.Context, req *llm.Request, phase string)
 		return e, resp.Usage, nil
 	}
 	return ledger.Entry{}, resp.Usage, fmt.Errorf("%w: the session did not call write_ledger", ledger.ErrIncomplete)
+}
+
+// ledgerAsk is the message that asks a session for its ledger entry.
+func ledgerAsk(phase string) string {
+	return fmt.Sprintf("The context budget of this session is reached. Before the session is replaced by a fresh one, call write_ledger with a complete entry: frozen decisions, what is done so far (each with an evidence pointer), artifacts, the current phase (%s), the next concrete step, and open tickets. The fresh session will start from this entry, the capsule and state.yaml only.", phase)
 }
 
 func hashText(parts ...string) string {

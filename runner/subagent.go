@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -70,6 +72,7 @@ func (s *stepRun) runSubagents(ctx context.Context, briefs []taskBrief) []string
 func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 	contract := s.r.wf.SubagentReturnTokens
 	env := newSubagentEnv(s.r.tools)
+	env.spill = s.r.spillView()
 	req := &llm.Request{
 		Model:     s.model().name,
 		System:    subagentSystem,
@@ -101,44 +104,61 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 		for _, o := range outs {
 			results = append(results, o.result)
 		}
+		results = s.fitResults(req, resp, resp.ToolCalls, results)
 		req.Messages = llm.AppendToolRound(req.Messages, resp, results...)
 	}
-	n := s.r.counter.Count(text)
+	// Counted through the step's window: the condense request below
+	// carries the same text and is not counted again.
+	n := s.guard().countOf(text)
 	ev := runlog.Event{Type: runlog.SubagentReturn, Tokens: n, ContractTokens: contract, Action: runlog.ActionAccepted, Note: clip(b.Goal, 120)}
 	if n > contract {
+		// Nothing is lost: the whole answer is kept in a spill file and the
+		// parent gets its path and size with whatever it receives.
+		full := text
+		pointer := s.spillAnswer(full, n)
 		req.ToolChoice = llm.ToolChoiceNone
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
 			"Your answer is %d tokens; the limit is %d. Rewrite it as a condensed summary within the limit: keep findings and evidence pointers, drop working notes.", n, contract)})
 		resp, err := s.call(ctx, req)
-		if err != nil {
+		switch {
+		case errors.Is(err, llm.ErrPromptTooLong):
+			// The condense request would not fit the window: the answer
+			// is cut, with the pointer.
+			ev.Note = clip(b.Goal, 120) + " (no condense request: " + clip(err.Error(), 200) + ")"
+		case err != nil:
 			return "", err
+		default:
+			text = resp.Text
+			n = s.r.counter.Count(text)
+			ev.Action, ev.Tokens = runlog.ActionReRequested, n
 		}
-		text = resp.Text
-		n = s.r.counter.Count(text)
-		ev.Action, ev.Tokens = runlog.ActionReRequested, n
 		if n > contract {
 			text = cutToTokens(s.r.counter.Count, text, contract) + "\n[cut by baton: the sub-agent's return exceeded its contract of " + fmt.Sprint(contract) + " tokens]"
-			ev.Action = runlog.ActionTruncated
-			s.warn(fmt.Sprintf("sub-agent %q returned %d tokens after a condense request; cut to its %d-token contract", clip(b.Goal, 60), n, contract))
+			ev.Action, ev.Tokens = runlog.ActionTruncated, s.r.counter.Count(text)
+			s.warn(fmt.Sprintf("sub-agent %q returned %d tokens; cut to its %d-token contract", clip(b.Goal, 60), n, contract))
 		}
+		text += pointer
 	}
 	s.r.event(s.stepEvent(ev))
 	return text, nil
 }
 
+// spillAnswer keeps a sub-agent's whole answer of n tokens in a spill file
+// and returns the pointer the parent receives with the bounded answer.
+func (s *stepRun) spillAnswer(full string, n int) string {
+	f, err := s.r.spillDir().Write(fmt.Sprintf("%03d-subagent", s.seq), []byte(full))
+	if err != nil {
+		s.warn(fmt.Sprintf("a sub-agent's answer of %d bytes could not be kept in full: %v", len(full), err))
+		return fmt.Sprintf("\n[baton: the sub-agent's full answer (%d tokens) could not be kept: %v]", n, err)
+	}
+	p := path.Join(s.r.spillRel(), f.Name)
+	return fmt.Sprintf("\n[baton: the sub-agent's full answer (%d tokens, %d bytes, %d lines) is in %s; read it with read_file {\"path\": %q, \"offset\": 1, \"limit\": 100}]", n, f.Bytes, f.Lines, p, p)
+}
+
 // cutToTokens returns the longest prefix of text, cut at a line or word
 // boundary, whose count fits in limit.
 func cutToTokens(count func(string) int, text string, limit int) string {
-	lo, hi := 0, len(text)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if count(text[:mid]) <= limit {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	cut := text[:lo]
+	cut := prefixWithin(count, text, limit)
 	if i := strings.LastIndexAny(cut, "\n "); i > len(cut)/2 {
 		cut = cut[:i]
 	}

@@ -48,7 +48,11 @@ var (
 // only look at the workspace.
 func readTools() []llm.Tool {
 	return []llm.Tool{
-		{Name: toolReadFile, Description: "Read a text file of the workspace. Paths are relative to the workspace root.", Schema: obj(map[string]any{"path": str}, "path")},
+		{Name: toolReadFile, Description: "Read a text file of the workspace. Paths are relative to the workspace root. A result too large for the context is cut and kept whole in a spill file; read on with offset and limit, which count lines.", Schema: obj(map[string]any{
+			"path":   str,
+			"offset": map[string]any{"type": "integer", "description": "the first line to return, counting from 1 (default 1)"},
+			"limit":  map[string]any{"type": "integer", "description": "how many lines to return from offset (default: to the end of the file)"},
+		}, "path")},
 		{Name: toolListFiles, Description: "List workspace files matching a glob pattern (** matches any depth).", Schema: obj(map[string]any{"pattern": str}, "pattern")},
 		{Name: toolSearch, Description: "Search the workspace's text files for a string (or a Go regular expression with regexp=true); optional glob limits the files.", Schema: obj(map[string]any{"query": str, "glob": str, "regexp": map[string]any{"type": "boolean"}}, "query")},
 	}
@@ -96,7 +100,9 @@ type toolEnv struct {
 	// nextSkillSet is the next_skill the agent set in this step, if any.
 	nextSkillSet *string
 	written      []string // files written in this step
-	subagents    func(ctx context.Context, briefs []taskBrief) []string
+	// spill is the run's spill folder, which read_file may read.
+	spill     *spillView
+	subagents func(ctx context.Context, briefs []taskBrief) []string
 }
 
 func toolSet(tools []llm.Tool) map[string]bool {
@@ -134,16 +140,13 @@ type toolOutcome struct {
 	summary  string
 }
 
-// maxToolOutput bounds what one tool result adds to the context.
-const maxToolOutput = 64 << 10
-
+// run executes one call. Its result is whole: the session bounds a round's
+// results by what its budget leaves, spilling what does not fit
+// (stepRun.fitResults).
 func (e *toolEnv) run(ctx context.Context, c llm.ToolCall) toolOutcome {
 	out, err := e.dispatch(ctx, c)
 	if err != nil {
 		return toolOutcome{result: c.ErrorResult(err.Error())}
-	}
-	if len(out.result.Content) > maxToolOutput {
-		out.result.Content = out.result.Content[:maxToolOutput] + "\n[cut by baton: the output exceeded 64 KiB]"
 	}
 	return out
 }
@@ -158,11 +161,14 @@ func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, er
 	}
 	switch c.Name {
 	case toolReadFile:
-		var in struct{ Path string }
+		var in struct {
+			Path          string
+			Offset, Limit int
+		}
 		if err := c.Decode(&in); err != nil {
 			return toolOutcome{}, err
 		}
-		text, err := e.ws.ReadFile(in.Path, 0)
+		text, err := e.readFile(in.Path, in.Offset, in.Limit)
 		if err != nil {
 			return toolOutcome{}, err
 		}
@@ -257,6 +263,29 @@ func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, er
 		return toolOutcome{result: c.Result("step finished"), finished: true, summary: in.Summary}, nil
 	}
 	return toolOutcome{}, fmt.Errorf("unknown tool %q", c.Name)
+}
+
+// readFile reads a workspace file, or a file of the run's spill folder,
+// whole or the lines offset and limit name.
+func (e *toolEnv) readFile(p string, offset, limit int) (string, error) {
+	paged := offset != 0 || limit != 0
+	var text string
+	var err error
+	switch sub, inSpill := e.spill.inside(p); {
+	case inSpill:
+		text, err = e.spill.read(sub)
+	case paged:
+		text, err = e.ws.ReadFile(p, maxPagedRead)
+	default:
+		text, err = e.ws.ReadFile(p, 0)
+		if errors.Is(err, workspace.ErrTooLarge) {
+			err = fmt.Errorf("%w; read it in pages with offset and limit (lines)", err)
+		}
+	}
+	if err != nil || !paged {
+		return text, err
+	}
+	return pageLines(text, offset, limit)
 }
 
 func (e *toolEnv) updateState(c llm.ToolCall) (toolOutcome, error) {

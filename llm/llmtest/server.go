@@ -36,13 +36,16 @@ type Server struct {
 	usage    llm.Usage
 	seq      int
 
-	latency   time.Duration
-	tpm       int
-	window    []tpmEntry
-	models    []string
-	noOllama  bool
-	now       func() time.Time
-	onRequest func(RecordedRequest)
+	latency time.Duration
+	tpm     int
+	window  []tpmEntry
+	// contextWindow, when positive, refuses requests that do not fit it
+	// (window.go).
+	contextWindow int
+	models        []string
+	noOllama      bool
+	now           func() time.Time
+	onRequest     func(RecordedRequest)
 }
 
 type tpmEntry struct {
@@ -219,6 +222,15 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, p Protocol) 
 	rec.seq = s.seq
 	latency := s.latency
 	onRequest := s.onRequest
+	if s.overWindow(prompt, rec.MaxTokens) {
+		// The provider refuses it before any model sees it: no rule is used.
+		window := s.contextWindow
+		s.mu.Unlock()
+		rec.Status = http.StatusBadRequest
+		s.record(rec)
+		writeTooLong(w, p, prompt, rec.MaxTokens, window)
+		return
+	}
 	// A request refused by the rate limit never reached "the model", so it
 	// does not use up a rule.
 	limited, wait := s.admit(prompt)

@@ -392,7 +392,7 @@ func (m *Model) wrap(ctx context.Context, err error, raw *http.Response) error {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		pe := &llm.ProviderError{Provider: ProviderName, StatusCode: apiErr.StatusCode,
-			Type: apiErr.Type, Message: m.redact(apiErr.Message), Err: m.redactErr(err)}
+			Type: apiErr.Type, Code: apiErr.Code, Message: m.redact(apiErr.Message), Err: m.redactErr(err)}
 		if pe.Type == "" {
 			pe.Type = apiErr.Code
 		}
