@@ -15,7 +15,6 @@ import (
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/state"
-	"github.com/baton-dev/baton/workflow"
 	"github.com/baton-dev/baton/yamlsafe"
 )
 
@@ -331,6 +330,10 @@ func (t *tail) clause() string {
 // the step's fresh context, already recorded in the journal.
 func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string, error) {
 	s.session = s.r.budget.NewSession()
+	before, err := s.stateBefore()
+	if err != nil {
+		return "", err
+	}
 	timeout := s.r.cfg.AgentTimeout
 	if timeout <= 0 {
 		timeout = DefaultAgentTimeout
@@ -350,7 +353,11 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 			if err != nil {
 				return err
 			}
-			return s.checkNextSkill(h)
+			if err := s.checkNextSkill(h); err != nil {
+				return err
+			}
+			_, err = s.readStateEdits(before, h)
+			return err
 		},
 	}
 	req := &llm.Request{Model: "agent-cmd", System: agentInput(system, user)}
@@ -379,10 +386,25 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 	if err != nil {
 		return "", err
 	}
+	edits, err := s.readStateEdits(before, h)
+	if err != nil {
+		return "", err
+	}
+	edits.keepLastStep = edits.has("last_step_completed") && strings.TrimSpace(h.Summary) == ""
+	s.env.agentState = &edits
+	if edits.nextSkill != nil && *edits.nextSkill != "" {
+		v := *edits.nextSkill
+		s.env.nextSkillSet = &v
+	}
 	if !found {
-		s.warn("the agent's output has no handoff block: its whole output is the summary and the skill's default next step applies")
+		if edits.handedOff() {
+			s.r.logf("step %d %s: the agent wrote its handoff to %s itself", s.seq, s.skillName, s.r.wf.State)
+		} else {
+			s.warn("the agent's output has no handoff block: its whole output is the summary and the skill's default next step applies")
+		}
 		return strings.TrimSpace(resp.Text), nil
 	}
+	s.warnConflicts(h, edits)
 	if err := s.applyHandoff(h); err != nil {
 		return "", err
 	}
@@ -395,15 +417,11 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 // checkNextSkill refuses a next_skill naming no skill before the output is
 // recorded, so that a resume asks the agent again rather than replaying it.
 func (s *stepRun) checkNextSkill(h agentHandoff) error {
-	if h.NextSkill == nil {
+	if blank(h.NextSkill) {
 		return nil
 	}
-	n := strings.TrimSpace(*h.NextSkill)
-	if n == "" || strings.EqualFold(n, workflow.DoneValue) {
-		return nil
-	}
-	if _, ok := s.r.lib.Get(n); !ok {
-		return fmt.Errorf("%w: next_skill %q names no skill of the workflow", ErrAgentHandoff, n)
+	if err := s.nextSkillProblem(*h.NextSkill); err != nil {
+		return fmt.Errorf("%w: %w", ErrAgentHandoff, err)
 	}
 	return nil
 }
@@ -414,6 +432,11 @@ func (s *stepRun) applyHandoff(h agentHandoff) error {
 	if h.NextSkill != nil {
 		v := strings.TrimSpace(*h.NextSkill)
 		h.NextSkill = &v
+		if v == "" {
+			// An empty next_skill in a block sets nothing: the agent's own
+			// edit of state.yaml, or else the skill's default, applies.
+			h.NextSkill = nil
+		}
 	}
 	err := state.Update(s.r.statePath(), func(f *state.File) error {
 		if err := f.SetHandoff(state.HandoffUpdate{

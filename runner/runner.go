@@ -436,10 +436,7 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		// Record the step in state.yaml, then in the run log: the log's
 		// step_end is what marks the step complete for a resume.
 		err = state.Update(r.statePath(), func(f *state.File) error {
-			if err := f.SetHandoff(state.HandoffUpdate{NextSkill: &nextSkill}); err != nil {
-				return err
-			}
-			return f.RecordStep(r.wf.Flow, pos.skill, sr.elapsed, state.Usage(sr.usage))
+			return r.recordStep(f, sr, nextSkill, summary)
 		})
 		if err != nil {
 			return &r.result, err

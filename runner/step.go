@@ -98,6 +98,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	}
 	defer s.j.close()
 	s.env = newStepEnv(s.r.tools, s.r.statePath(), s.skillName, s.runSubagents)
+	s.env.checkNext = s.nextSkillProblem
 
 	system, user, ctxTokens, err := s.context(s.seed)
 	if err != nil {

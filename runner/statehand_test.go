@@ -1,0 +1,225 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/runner"
+	"github.com/baton-dev/baton/state"
+)
+
+// Skill suites written for command-line agents tell the agent to keep the
+// handoff in specs/state.yaml itself. shellAgent writes an agent of that
+// kind: a POSIX sh script whose case for each skill is given, run with the
+// log folder in $LOG. Every invocation appends the skill to $LOG/calls and
+// keeps its stdin in $LOG/input-<step>.txt.
+func shellAgent(t *testing.T, cases map[string]string) (cmd, logDir string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the scripted agent is a POSIX sh script")
+	}
+	logDir = t.TempDir()
+	var b strings.Builder
+	b.WriteString("set -e\necho \"$BATON_SKILL\" >> \"$LOG/calls\"\ncat > \"$LOG/input-$BATON_STEP.txt\"\n")
+	// setkey FILE INDENTED-KEY VALUE replaces the first line holding that
+	// key, as an agent editing the file by hand would.
+	b.WriteString(`setkey() { awk -v k="$2" -v v="$3" 'BEGIN{d=0} !d && index($0, k ":") == 1 {print k ": " v; d=1; next} {print}' "$1" > "$1.tmp" && mv "$1.tmp" "$1"; }` + "\n")
+	b.WriteString("case \"$BATON_SKILL\" in\n")
+	for skill, body := range cases {
+		b.WriteString(skill + ")\n" + body + "\n;;\n")
+	}
+	b.WriteString("*) echo \"did $BATON_SKILL\";;\nesac\n")
+	script := filepath.Join(logDir, "agent.sh")
+	if err := os.WriteFile(script, []byte(b.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return "LOG='" + logDir + "' sh '" + script + "'", logDir
+}
+
+func calls(t *testing.T, logDir string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(logDir, "calls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(data))
+}
+
+// Defect: an agent that set handoff.next_skill in state.yaml itself had it
+// overwritten by the skill's default (and later steps skipped or repeated).
+// Its own value is the run's next step, and the line it wrote is kept.
+func TestAgentCmdNextSkillWrittenToStateIsHonoured(t *testing.T) {
+	dir := copyExample(t)
+	agent, logDir := shellAgent(t, map[string]string{
+		"analyse-request": `setkey specs/state.yaml "  next_skill" "implement-change   # the agent skips the plan"
+echo "analysis done; the change is too small to plan"`,
+		"write-report": "printf '```handoff\\nnext_skill: done\\nsummary: REPORT\\n```\\n'",
+	})
+	var log strings.Builder
+	res, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: agent, Log: &log})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, log.String())
+	}
+	want := []string{"analyse-request", "implement-change", "write-report"}
+	if got := calls(t, logDir); !sameList(got, want) {
+		t.Fatalf("the agent ran for %v, want %v\n%s", got, want, log.String())
+	}
+	in, _ := os.ReadFile(filepath.Join(logDir, "input-2.txt"))
+	if !strings.Contains(string(in), "  next_skill: implement-change   # the agent skips the plan\n") {
+		t.Errorf("step 2 did not see the agent's own line in state.yaml:\n%s", in)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "analyse-request") && strings.Contains(w, "no handoff block") {
+			t.Errorf("warned about a missing handoff block though the agent wrote its handoff to state.yaml: %q", w)
+		}
+	}
+}
+
+// A handoff block and direct edits of state.yaml are merged; where both
+// set a field differently the block wins and the run says so.
+func TestAgentCmdHandoffBlockAndStateEditsMerge(t *testing.T) {
+	dir := copyExample(t)
+	agent, logDir := shellAgent(t, map[string]string{
+		"analyse-request": `setkey specs/state.yaml "  next_skill" "plan-change"
+setkey specs/state.yaml "  context" "'written straight into the file'"
+printf '` + "```" + `handoff\nnext_skill: implement-change\nopen_decisions: [which exit code?]\nsummary: analysed\n` + "```" + `\n'`,
+		"implement-change": `cat specs/state.yaml > "$LOG/state-at-implement.yaml"; echo implemented`,
+		"write-report":     "printf '```handoff\\nnext_skill: done\\n```\\n'",
+	})
+	var log strings.Builder
+	res, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: agent, Log: &log})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, log.String())
+	}
+	if got, want := calls(t, logDir), []string{"analyse-request", "implement-change", "write-report"}; !sameList(got, want) {
+		t.Fatalf("the agent ran for %v, want %v (the block's next_skill wins)", got, want)
+	}
+	conflict := false
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "next_skill") && strings.Contains(w, `"implement-change"`) && strings.Contains(w, `"plan-change"`) && strings.Contains(w, "block") {
+			conflict = true
+		}
+	}
+	if !conflict {
+		t.Errorf("no warning naming both next_skill values: %q", res.Warnings)
+	}
+	f, err := state.Load(filepath.Join(logDir, "state-at-implement.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.Handoff()
+	if h.Context != "written straight into the file" || !sameList(h.OpenDecisions, []string{"which exit code?"}) || h.NextSkill != "implement-change" {
+		t.Errorf("handoff after the merge: %+v", h)
+	}
+}
+
+// Defect: a cockpit whose completed_steps is one comma-separated string
+// failed the bookkeeping after step 1, and a multi-line
+// last_step_completed became a bare skill name.
+func TestBookkeepingKeepsTheFilesShapes(t *testing.T) {
+	dir := copyExample(t)
+	path := filepath.Join(dir, "specs/state.yaml")
+	data, _ := os.ReadFile(path)
+	text := strings.Replace(string(data), "  completed_steps: []\n", "  completed_steps: \"\"   # the suite's own shape\n", 1)
+	text = strings.Replace(text, "  last_step_completed: \"\"\n", "  last_step_completed: |\n    Nothing has run yet.\n    (the suite's own words)\n", 1)
+	if text == string(data) {
+		t.Fatal("the example's state.yaml changed shape; update this test")
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent, _ := shellAgent(t, map[string]string{
+		"write-report": "printf '```handoff\\nnext_skill: done\\nsummary: |\\n  The report is written.\\n  CHANGELOG.md has the entry.\\n```\\n'",
+	})
+	var log strings.Builder
+	if _, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: agent, Log: &log}); err != nil {
+		t.Fatalf("Run: %v\n%s", err, log.String())
+	}
+	after, _ := os.ReadFile(path)
+	if !strings.Contains(string(after), "  completed_steps: \"analyse-request, plan-change, implement-change, write-report\"   # the suite's own shape\n") {
+		t.Errorf("completed_steps did not grow as a string:\n%s", after)
+	}
+	if !strings.Contains(string(after), "  last_step_completed: |\n    write-report: The report is written.\n    CHANGELOG.md has the entry.\n") {
+		t.Errorf("last_step_completed is not the last step's summary in block style:\n%s", after)
+	}
+}
+
+// Defect: update_state accepted a next_skill naming no skill ("state
+// updated"). It is an error result naming the known skills, and state.yaml
+// is left as it was.
+func TestUpdateStateRefusesAnUnknownNextSkill(t *testing.T) {
+	dir := copyExample(t)
+	path := filepath.Join(dir, "specs/state.yaml")
+	before, _ := os.ReadFile(path)
+	var result *llm.ToolResult
+	var during []byte
+	rule := llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		if strings.Contains(r.System, "# Analyse the request") {
+			switch agentRounds(r) {
+			case 0:
+				return llmtest.CallTools(call("u1", "update_state", map[string]any{"next_skill": "deploy-to-prod", "context": "must not land"}))
+			case 1:
+				res := r.ToolResults()
+				if len(res) > 0 {
+					result = &res[0]
+				}
+				during, _ = os.ReadFile(path)
+				return llmtest.CallTools(call("u2", "update_state", map[string]any{"next_skill": "Implement Change"}))
+			}
+			return llmtest.CallTools(call("f", "finish", map[string]string{"summary": "ok"}))
+		}
+		return llmtest.CallTools(call("f", "finish", map[string]string{"summary": "ok"}))
+	})
+	s := llmtest.NewServer(t, rule)
+	if _, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if result == nil {
+		t.Fatal("the model never saw the result of its update_state call")
+	}
+	if !result.IsError || !strings.Contains(result.Content, `"deploy-to-prod"`) || !strings.Contains(result.Content, "plan-change") || !strings.Contains(result.Content, "done") {
+		t.Errorf("result %+v, want an error naming the bad value, the known skills and done", result)
+	}
+	if string(during) != string(before) {
+		t.Errorf("state.yaml changed although the call was refused:\n%s", during)
+	}
+	// A near spelling of a known skill is that skill: the run skipped the plan.
+	var skills []string
+	for _, r := range s.Requests() {
+		if agentRounds(r) == 0 {
+			skills = append(skills, strings.SplitN(strings.TrimSpace(r.System), "\n", 2)[0])
+		}
+	}
+	if want := []string{"# Analyse the request", "# Implement the change", "# Write the report"}; !sameList(skills, want) {
+		t.Errorf("steps %q, want %q", skills, want)
+	}
+}
+
+// The state file is read-only to tools; the refusal of a write says to use
+// update_state and why, so the model does not try another spelling.
+func TestWriteFileToStateNamesUpdateState(t *testing.T) {
+	dir := copyExample(t)
+	var result *llm.ToolResult
+	rule := llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		if agentRounds(r) == 0 && strings.Contains(r.System, "# Analyse the request") {
+			return llmtest.CallTools(call("w", "write_file", map[string]any{"path": "specs/state.yaml", "content": "handoff:\n  next_skill: write-report\n"}))
+		}
+		if res := r.ToolResults(); len(res) > 0 && result == nil {
+			result = &res[0]
+		}
+		return llmtest.Text("done")
+	})
+	s := llmtest.NewServer(t, rule)
+	if _, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if result == nil || !result.IsError || !strings.Contains(result.Content, "update_state") || !strings.Contains(result.Content, "protected by baton") {
+		t.Errorf("result %+v, want a refusal that points to update_state", result)
+	}
+}
