@@ -211,6 +211,7 @@ func printRunPlan(w io.Writer, wf *workflow.Workflow, model string) error {
 		return err
 	}
 	fmt.Fprintf(w, "No model was called: this is a dry run of %s (%s).\n", wf.Name, filepath.ToSlash(wf.Path))
+	fmt.Fprintf(w, "Checked as a run checks them: %s, %s and the skills.\n", wf.State, wf.Ledger)
 	note := ""
 	if !p.WindowKnown {
 		note = " (assumed: set window_tokens or --model)"
