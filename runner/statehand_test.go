@@ -3,10 +3,13 @@ package runner_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
@@ -221,5 +224,75 @@ func TestWriteFileToStateNamesUpdateState(t *testing.T) {
 	}
 	if result == nil || !result.IsError || !strings.Contains(result.Content, "update_state") || !strings.Contains(result.Content, "protected by baton") {
 		t.Errorf("result %+v, want a refusal that points to update_state", result)
+	}
+}
+
+// A run killed after the agent's output was recorded, but before the step
+// was marked complete, replays the output on resume; the agent's own edit
+// of state.yaml is still told from the file as it was before the agent
+// ran (the copy kept beside the journal), so its next_skill still counts.
+func TestAgentCmdStateEditsSurviveAResumeFromTheJournal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := copyExample(t)
+	agent, logDir := shellAgent(t, map[string]string{
+		"analyse-request": `setkey specs/state.yaml "  next_skill" "implement-change"
+while [ ! -f "$LOG/go" ]; do sleep 0.01; done
+echo "analysis done"`,
+		"write-report": "printf '```handoff\\nnext_skill: done\\n```\\n'",
+	})
+	statePath := filepath.Join(dir, "specs/state.yaml")
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "BATON_TEST_AGENT_CHILD="+dir, "BATON_TEST_AGENT_CMD="+agent)
+	var stderr strings.Builder
+	child.Stderr = &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if cond() {
+				return
+			}
+		}
+		t.Fatalf("timed out waiting for %s; child stderr: %s", what, stderr.String())
+	}
+	waitFor("the agent's edit", func() bool {
+		data, _ := os.ReadFile(statePath)
+		return strings.Contains(string(data), "  next_skill: implement-change\n")
+	})
+	// Hold state.yaml's lock so the child records the output and then
+	// blocks before its bookkeeping can end the step.
+	unlock, err := state.Lock(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if err := os.WriteFile(filepath.Join(logDir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the recorded output", func() bool {
+		js, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", "*", "steps", "001-analyse-request.jsonl"))
+		if len(js) != 1 {
+			return false
+		}
+		data, _ := os.ReadFile(js[0])
+		return strings.Contains(string(data), `"kind":"call"`)
+	})
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := runner.Resume(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: agent})
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if got, want := calls(t, logDir), []string{"analyse-request", "implement-change", "write-report"}; !sameList(got, want) || res.Replayed != 1 {
+		t.Errorf("the agent ran for %v with %d replayed, want %v and 1: the agent's own next_skill was lost on resume", got, res.Replayed, want)
 	}
 }
