@@ -43,9 +43,14 @@ import (
 //	```
 //
 // A missing block makes the whole output the summary, and the skill's
-// declared default next step applies. A malformed block, a non-zero exit or
-// a timeout fails the step; such an output is not recorded, so a resume asks
-// the agent again.
+// declared default next step applies unless the agent set next_skill in
+// state.yaml itself. Skill suites written for command-line agents tell the
+// agent to keep the handoff there: after the process baton reads the file
+// back and honours what the agent changed (see agentstate.go); a block is
+// merged on top and wins a conflict, with a warning. A malformed block, a
+// next_skill the run cannot take (in the block or the file), a state.yaml
+// baton cannot read, a non-zero exit or a timeout fails the step; such an
+// output is not recorded, so a resume asks the agent again.
 //
 // The environment is the caller's plus BATON_WORKSPACE, BATON_SKILL,
 // BATON_STEP and BATON_PHASE.
@@ -84,7 +89,7 @@ const agentProtocol = "You run as an external agent: where the instructions abov
 	"    evidence: <file:line, a command or an artifact>\n" +
 	"summary: <at most five lines on what this step did>\n" +
 	"```\n\n" +
-	"Every field is optional. Nothing else you write is passed to the next step."
+	"Every field is optional. If your instructions tell you to keep the handoff in the state file yourself, do so: baton reads the file back after this step and keeps what you wrote there; where the block and the file disagree, the block wins. Nothing else in your answer is passed to the next step."
 
 // Bounds on what is kept of a process's output.
 const (
