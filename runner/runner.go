@@ -163,7 +163,11 @@ func newRunner(cfg Config) (*runner, error) {
 // baton cannot read safely stops the run with one line, before a model is
 // paid and before anything is written.
 func (r *runner) preflight() error {
-	if _, err := state.Load(r.statePath()); err != nil {
+	f, err := state.Load(r.statePath())
+	if err != nil {
+		return err
+	}
+	if err := f.CheckCycle(r.wf.Flow); err != nil {
 		return err
 	}
 	_, problems, err := ledger.Read(r.ledgerPath())

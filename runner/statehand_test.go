@@ -296,3 +296,27 @@ echo "analysis done"`,
 		t.Errorf("the agent ran for %v with %d replayed, want %v and 1: the agent's own next_skill was lost on resume", got, res.Replayed, want)
 	}
 }
+
+// A completed_steps no step could be added to stops the run before the
+// first step is paid for, with one line naming the key; the dry run says
+// the same.
+func TestRunRefusesACockpitItCannotRecordIn(t *testing.T) {
+	dir := copyExample(t)
+	path := filepath.Join(dir, "specs/state.yaml")
+	data, _ := os.ReadFile(path)
+	text := strings.Replace(string(data), "  completed_steps: []\n", "  completed_steps: {analyse-request: done}\n", 1)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent, logDir := shellAgent(t, nil)
+	_, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: agent})
+	if err == nil || !strings.Contains(err.Error(), "example_cycle.completed_steps holds a mapping") {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, statErr := os.Stat(filepath.Join(logDir, "calls")); statErr == nil {
+		t.Error("the agent ran before the cockpit was checked")
+	}
+	if _, dryErr := runner.DryRun(load(t, dir), "m"); dryErr == nil || dryErr.Error() != err.Error() {
+		t.Errorf("dry run: %v, want %v", dryErr, err)
+	}
+}

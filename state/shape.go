@@ -59,6 +59,20 @@ func (f *File) appendStep(skill string, path ...string) error {
 		f.path, ErrUnsafeEdit, dotted(path), kindOf(v))
 }
 
+// CheckCycle reports, before any step runs, a <flow>_cycle.completed_steps
+// that Record could not add to (a number, a mapping), so a run stops before
+// it pays for a step rather than after.
+func (f *File) CheckCycle(flow string) error {
+	path := []string{flow + "_cycle", "completed_steps"}
+	switch v, _ := f.Get(path...); v.(type) {
+	case nil, []any, string:
+		return nil
+	default:
+		return fmt.Errorf("state %s: %w: %s holds %s; baton keeps a list or a comma-separated string there",
+			f.path, ErrUnsafeEdit, dotted(path), kindOf(v))
+	}
+}
+
 // setLastStep writes handoff.last_step_completed: the step's summary, as a
 // block scalar with the file's own chomping, where the file keeps a
 // multi-line summary there; the skill's name otherwise.

@@ -176,3 +176,23 @@ func TestRecordSummaryThatNoBlockHolds(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckCycle(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"":                                      true,
+		"x_cycle:\n  completed_steps:\n":        true,
+		"x_cycle:\n  completed_steps: [a]\n":    true,
+		"x_cycle:\n  completed_steps: 'a,b'\n":  true,
+		"x_cycle:\n  completed_steps: 5\n":      false,
+		"x_cycle:\n  completed_steps: {a: 1}\n": false,
+	} {
+		f, err := Parse([]byte(in), "s.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = f.CheckCycle("x")
+		if (err == nil) != ok || (err != nil && (!strings.Contains(err.Error(), "x_cycle.completed_steps holds") || strings.Contains(err.Error(), "\n"))) {
+			t.Errorf("CheckCycle(%q) = %v", in, err)
+		}
+	}
+}
