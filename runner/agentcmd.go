@@ -395,7 +395,10 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 	if err != nil {
 		return "", err
 	}
-	edits.keepLastStep = edits.has("last_step_completed") && strings.TrimSpace(h.Summary) == ""
+	// The agent's own last_step_completed stays, unless a block summary
+	// is there to replace it in the file's multi-line style.
+	multiLine := strings.Contains(edits.after.Handoff().LastStepCompleted, "\n")
+	edits.keepLastStep = edits.has("last_step_completed") && (strings.TrimSpace(h.Summary) == "" || !multiLine)
 	s.env.agentState = &edits
 	if edits.nextSkill != nil && *edits.nextSkill != "" {
 		v := *edits.nextSkill

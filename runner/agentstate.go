@@ -123,8 +123,8 @@ func (s *stepRun) warnConflicts(h agentHandoff, e stateEdits) {
 			conflict(l.field, fmt.Sprintf("%q", l.block), fmt.Sprintf("%q", l.file))
 		}
 	}
-	if strings.TrimSpace(h.Summary) != "" && e.has("last_step_completed") {
-		conflict("the summary", "summary", "last_step_completed")
+	if strings.TrimSpace(h.Summary) != "" && e.has("last_step_completed") && strings.Contains(after.LastStepCompleted, "\n") {
+		s.warn(fmt.Sprintf("the agent wrote handoff.last_step_completed in %s and a summary in its handoff block; the block's summary is written", s.r.wf.State))
 	}
 }
 
@@ -152,8 +152,10 @@ func (s *stepRun) nextSkillProblem(name string) error {
 		}
 		return fmt.Errorf("next_skill %q names no skill of this workflow; use one of %s, or %s to end the run", name, known, workflow.DoneValue)
 	}
+	// The one other refusal Next makes, given a known skill: going back
+	// to an earlier phase. Its message names the skill and both phases.
 	if _, err := s.r.wf.Next(s.phase, name, s.r.lib); err != nil {
-		return fmt.Errorf("next_skill %q: %w", name, err)
+		return err
 	}
 	return nil
 }

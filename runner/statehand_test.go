@@ -320,3 +320,31 @@ func TestRunRefusesACockpitItCannotRecordIn(t *testing.T) {
 		t.Errorf("dry run: %v, want %v", dryErr, err)
 	}
 }
+
+// A next_skill that would send the run back to an earlier phase is refused
+// by update_state too, while the model can still correct it, instead of
+// failing the step after its work is done.
+func TestUpdateStateRefusesAnEarlierPhasesSkill(t *testing.T) {
+	dir := copyExample(t)
+	var result *llm.ToolResult
+	rule := llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		if strings.Contains(r.System, "# Implement the change") {
+			switch agentRounds(r) {
+			case 0:
+				return llmtest.CallTools(call("u", "update_state", map[string]any{"next_skill": "analyse-request"}))
+			case 1:
+				if res := r.ToolResults(); len(res) > 0 {
+					result = &res[0]
+				}
+			}
+		}
+		return llmtest.CallTools(call("f", "finish", map[string]string{"summary": "ok"}))
+	})
+	s := llmtest.NewServer(t, rule)
+	if _, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "m"}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if result == nil || !result.IsError || !strings.Contains(result.Content, "earlier phase") || !strings.Contains(result.Content, "nothing was changed") {
+		t.Errorf("result %+v, want a refusal naming the earlier phase", result)
+	}
+}
