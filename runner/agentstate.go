@@ -51,7 +51,7 @@ func (e *stateEdits) has(field string) bool { return slices.Contains(e.changed, 
 // stateBefore is state.yaml as it was before this step's agent process
 // first started.
 func (s *stepRun) stateBefore() (*state.File, error) {
-	copyPath := filepath.Join(s.r.dir, "steps", fmt.Sprintf("%03d-%s.state-before.yaml", s.seq, fileSafe(s.skillName)))
+	copyPath := s.stateCopyPath()
 	if _, err := os.Lstat(copyPath); err == nil {
 		f, err := state.Load(copyPath)
 		if err != nil {
@@ -71,13 +71,22 @@ func (s *stepRun) stateBefore() (*state.File, error) {
 	return f, nil
 }
 
+// stateCopyPath is where the copy of state.yaml taken before the step's
+// agent ran is kept.
+func (s *stepRun) stateCopyPath() string {
+	return filepath.Join(s.r.dir, "steps", fmt.Sprintf("%03d-%s.state-before.yaml", s.seq, fileSafe(s.skillName)))
+}
+
 // readStateEdits reads state.yaml after the agent's process and says what
 // it changed there since before. A next_skill naming no skill of the
 // workflow is an error, as it is in a handoff block.
 func (s *stepRun) readStateEdits(before *state.File, h agentHandoff) (stateEdits, error) {
 	after, err := state.Load(s.r.statePath())
 	if err != nil {
-		return stateEdits{}, fmt.Errorf("after the agent's step: %w", err)
+		// The agent broke the file. Nothing is lost: say where the copy
+		// from before the step is, for the user to compare or restore.
+		rel, _ := filepath.Rel(s.r.ws.Root(), s.stateCopyPath())
+		return stateEdits{}, fmt.Errorf("after the agent's step: %w (the file as it was before the step is %s)", err, filepath.ToSlash(rel))
 	}
 	e := stateEdits{after: after}
 	if after.Changed(before, "handoff", "next_skill") {

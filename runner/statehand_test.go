@@ -348,3 +348,23 @@ func TestUpdateStateRefusesAnEarlierPhasesSkill(t *testing.T) {
 		t.Errorf("result %+v, want a refusal naming the earlier phase", result)
 	}
 }
+
+// An agent that leaves state.yaml unreadable fails its step with one line
+// that says where the file as it was before the step is kept.
+func TestAgentCmdThatBreaksStateYAML(t *testing.T) {
+	dir := copyExample(t)
+	path := filepath.Join(dir, "specs/state.yaml")
+	before, _ := os.ReadFile(path)
+	agent, _ := shellAgent(t, map[string]string{
+		"analyse-request": `printf 'handoff:\n  next_skill: plan-change\n  next_skill: oops\n' > specs/state.yaml; echo done`,
+	})
+	_, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: agent})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "already defined") || !strings.Contains(err.Error(), "state-before.yaml") {
+		t.Fatalf("Run: %v", err)
+	}
+	_, copyPath, _ := strings.Cut(err.Error(), "before the step is ")
+	copyPath = strings.TrimSuffix(copyPath, ")")
+	if kept, rerr := os.ReadFile(filepath.Join(dir, filepath.FromSlash(copyPath))); rerr != nil || string(kept) != string(before) {
+		t.Errorf("the copy %s (%v) is not the file as it was before the step", copyPath, rerr)
+	}
+}
