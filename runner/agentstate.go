@@ -89,12 +89,21 @@ func (s *stepRun) readStateEdits(before *state.File, h agentHandoff) (stateEdits
 		return stateEdits{}, fmt.Errorf("after the agent's step: %w (the file as it was before the step is %s)", err, filepath.ToSlash(rel))
 	}
 	e := stateEdits{after: after}
-	if after.Changed(before, "handoff", "next_skill") {
+	cyc := s.r.wf.Flow + "_cycle"
+	switch {
+	case after.Changed(before, "handoff", "next_skill"):
 		v := strings.TrimSpace(after.Handoff().NextSkill)
 		e.nextSkill = &v
-		if v != "" && blank(h.NextSkill) {
+	case after.Changed(before, cyc, "next_skill"):
+		// baton keeps the two in step, so a suite that names its next
+		// step in the cycle block means the same thing.
+		v := strings.TrimSpace(after.Cycle(s.r.wf.Flow).NextSkill)
+		e.nextSkill = &v
+	}
+	if e.nextSkill != nil {
+		if v := *e.nextSkill; v != "" && blank(h.NextSkill) {
 			if err := s.nextSkillProblem(v); err != nil {
-				return stateEdits{}, fmt.Errorf("handoff.next_skill, as the agent wrote it in %s: %w", s.r.wf.State, err)
+				return stateEdits{}, fmt.Errorf("next_skill, as the agent wrote it in %s: %w", s.r.wf.State, err)
 			}
 		}
 	}

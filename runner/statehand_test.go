@@ -368,3 +368,19 @@ func TestAgentCmdThatBreaksStateYAML(t *testing.T) {
 		t.Errorf("the copy %s (%v) is not the file as it was before the step", copyPath, rerr)
 	}
 }
+
+// Some suites name the next step in their cycle block rather than under
+// handoff; baton keeps the two in step, so that counts the same.
+func TestAgentCmdNextSkillWrittenToTheCycleIsHonoured(t *testing.T) {
+	dir := copyExample(t)
+	agent, logDir := shellAgent(t, map[string]string{
+		"analyse-request": `sed 's/^  next_skill: analyse-request$/  next_skill: implement-change/' specs/state.yaml > s.tmp && mv s.tmp specs/state.yaml; echo analysed`,
+		"write-report":    "printf '```handoff\\nnext_skill: done\\n```\\n'",
+	})
+	if _, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: agent}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := calls(t, logDir), []string{"analyse-request", "implement-change", "write-report"}; !sameList(got, want) {
+		t.Errorf("the agent ran for %v, want %v", got, want)
+	}
+}
