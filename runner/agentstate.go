@@ -31,8 +31,8 @@ import (
 
 // stateEdits is what an external agent changed in state.yaml itself.
 type stateEdits struct {
-	// nextSkill is handoff.next_skill as the agent left it, when it
-	// changed it.
+	// nextSkill is the next step as the agent left it in
+	// handoff.next_skill (or the cycle's next_skill), when it changed it.
 	nextSkill *string
 	// changed lists the other handoff fields it changed.
 	changed []string
