@@ -114,15 +114,28 @@ func (f *File) setLastStep(skill, summary string) error {
 }
 
 // setStyled is Set for a string, written in the quoting style the value at
-// path already has.
+// path already has when that style can hold it, else as the encoder
+// chooses.
 func (f *File) setStyled(value string, path ...string) error {
+	var styled any
 	if n, ok := f.doc.node(path).(*ast.StringNode); ok && n.Token != nil {
 		switch n.Token.Type {
 		case token.DoubleQuoteType:
-			return f.Set(doubleQuoted(value), path...)
+			styled = doubleQuoted(value)
 		case token.SingleQuoteType:
 			if !strings.ContainsAny(value, "\n\r") {
-				return f.Set(singleQuoted(value), path...)
+				styled = singleQuoted(value)
+			}
+		}
+	}
+	if styled != nil {
+		// The proof in Set checks the file reads back as the styled text
+		// encodes; this checks that is the text given.
+		g := *f
+		if g.Set(styled, path...) == nil {
+			if got, _ := g.Get(path...); got == value {
+				*f = g
+				return nil
 			}
 		}
 	}
