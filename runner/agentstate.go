@@ -103,7 +103,7 @@ func (s *stepRun) readStateEdits(before *state.File, h agentHandoff) (stateEdits
 	if e.nextSkill != nil {
 		if v := *e.nextSkill; v != "" && blank(h.NextSkill) {
 			if err := s.nextSkillProblem(v); err != nil {
-				return stateEdits{}, fmt.Errorf("next_skill, as the agent wrote it in %s: %w", s.r.wf.State, err)
+				return stateEdits{}, fmt.Errorf("in %s, as the agent left it: %w", s.r.wf.State, err)
 			}
 		}
 	}

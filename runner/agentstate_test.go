@@ -384,3 +384,26 @@ func TestAgentCmdNextSkillWrittenToTheCycleIsHonoured(t *testing.T) {
 		t.Errorf("the agent ran for %v, want %v", got, want)
 	}
 }
+
+// A next_skill the agent wrote to state.yaml that names no skill fails the
+// step before its output is recorded, with a line naming the known skills,
+// so that a resume asks the agent again.
+func TestAgentCmdUnknownNextSkillInStateYAML(t *testing.T) {
+	dir := copyExample(t)
+	agent, _ := shellAgent(t, map[string]string{
+		"analyse-request": `setkey specs/state.yaml "  next_skill" "ship-it"; echo done`,
+	})
+	res, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: agent})
+	if err == nil || !strings.Contains(err.Error(), `in specs/state.yaml, as the agent left it: next_skill "ship-it" names no skill of this workflow; use one of analyse-request, implement-change, plan-change, write-report`) {
+		t.Fatalf("Run: %v", err)
+	}
+	js, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", res.RunID, "steps", "001-*.jsonl"))
+	if len(js) != 1 {
+		t.Fatalf("journals of step 1: %v", js)
+	}
+	for _, j := range js {
+		if data, _ := os.ReadFile(j); strings.Contains(string(data), `"kind":"call"`) {
+			t.Errorf("the refused output was recorded in %s", j)
+		}
+	}
+}
