@@ -16,7 +16,6 @@ import (
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/spill"
 	"github.com/baton-dev/baton/state"
-	"github.com/baton-dev/baton/workflow"
 	"github.com/baton-dev/baton/yamlsafe"
 )
 
@@ -45,9 +44,14 @@ import (
 //	```
 //
 // A missing block makes the whole output the summary, and the skill's
-// declared default next step applies. A malformed block, a non-zero exit or
-// a timeout fails the step; such an output is not recorded, so a resume asks
-// the agent again.
+// declared default next step applies unless the agent set next_skill in
+// state.yaml itself. Skill suites written for command-line agents tell the
+// agent to keep the handoff there: after the process baton reads the file
+// back and honours what the agent changed (see agentstate.go); a block is
+// merged on top and wins a conflict, with a warning. A malformed block, a
+// next_skill the run cannot take (in the block or the file), a state.yaml
+// baton cannot read, a non-zero exit or a timeout fails the step; such an
+// output is not recorded, so a resume asks the agent again.
 //
 // The environment is the caller's plus BATON_WORKSPACE, BATON_SKILL,
 // BATON_STEP and BATON_PHASE.
@@ -86,7 +90,7 @@ const agentProtocol = "You run as an external agent: where the instructions abov
 	"    evidence: <file:line, a command or an artifact>\n" +
 	"summary: <at most five lines on what this step did>\n" +
 	"```\n\n" +
-	"Every field is optional. Nothing else you write is passed to the next step."
+	"Every field is optional. If your instructions tell you to keep the handoff in the state file yourself, do so: baton reads the file back after this step and keeps what you wrote there; where the block and the file disagree, the block wins. Nothing else in your answer is passed to the next step."
 
 // Bounds on what is kept of a process's output. Output over
 // maxAgentOutput is spilled whole (up to maxAgentSpill) and the step keeps
@@ -418,6 +422,10 @@ func (t *tail) clause() string {
 // the step's fresh context, already recorded in the journal.
 func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string, error) {
 	s.session = s.r.budget.NewSession()
+	before, err := s.stateBefore()
+	if err != nil {
+		return "", err
+	}
 	timeout := s.r.cfg.AgentTimeout
 	if timeout <= 0 {
 		timeout = DefaultAgentTimeout
@@ -437,7 +445,11 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 			if err != nil {
 				return err
 			}
-			return s.checkNextSkill(h)
+			if err := s.checkNextSkill(h); err != nil {
+				return err
+			}
+			_, err = s.readStateEdits(before, h)
+			return err
 		},
 		spill: s.r.spillDir(),
 		rel:   s.r.spillRel(),
@@ -472,10 +484,28 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 	if err != nil {
 		return "", err
 	}
+	edits, err := s.readStateEdits(before, h)
+	if err != nil {
+		return "", err
+	}
+	// The agent's own last_step_completed stays, unless a block summary
+	// is there to replace it in the file's multi-line style.
+	multiLine := strings.Contains(edits.after.Handoff().LastStepCompleted, "\n")
+	edits.keepLastStep = edits.has("last_step_completed") && (strings.TrimSpace(h.Summary) == "" || !multiLine)
+	s.env.agentState = &edits
+	if edits.nextSkill != nil && *edits.nextSkill != "" {
+		v := *edits.nextSkill
+		s.env.nextSkillSet = &v
+	}
 	if !found {
-		s.warn("the agent's output has no handoff block: its whole output is the summary and the skill's default next step applies")
+		if edits.handedOff() {
+			s.r.logf("step %d %s: the agent wrote its handoff to %s itself", s.seq, s.skillName, s.r.wf.State)
+		} else {
+			s.warn("the agent's output has no handoff block: its whole output is the summary and the skill's default next step applies")
+		}
 		return strings.TrimSpace(resp.Text), nil
 	}
+	s.warnConflicts(h, edits)
 	if err := s.applyHandoff(h); err != nil {
 		return "", err
 	}
@@ -488,15 +518,11 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 // checkNextSkill refuses a next_skill naming no skill before the output is
 // recorded, so that a resume asks the agent again rather than replaying it.
 func (s *stepRun) checkNextSkill(h agentHandoff) error {
-	if h.NextSkill == nil {
+	if blank(h.NextSkill) {
 		return nil
 	}
-	n := strings.TrimSpace(*h.NextSkill)
-	if n == "" || strings.EqualFold(n, workflow.DoneValue) {
-		return nil
-	}
-	if _, ok := s.r.lib.Get(n); !ok {
-		return fmt.Errorf("%w: next_skill %q names no skill of the workflow", ErrAgentHandoff, n)
+	if err := s.nextSkillProblem(*h.NextSkill); err != nil {
+		return fmt.Errorf("%w: %w", ErrAgentHandoff, err)
 	}
 	return nil
 }
@@ -507,6 +533,11 @@ func (s *stepRun) applyHandoff(h agentHandoff) error {
 	if h.NextSkill != nil {
 		v := strings.TrimSpace(*h.NextSkill)
 		h.NextSkill = &v
+		if v == "" {
+			// An empty next_skill in a block sets nothing: the agent's own
+			// edit of state.yaml, or else the skill's default, applies.
+			h.NextSkill = nil
+		}
 	}
 	err := state.Update(s.r.statePath(), func(f *state.File) error {
 		if err := f.SetHandoff(state.HandoffUpdate{

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/baton-dev/baton/workflow"
-	"github.com/baton-dev/baton/workspace"
 )
 
 // PlannedStep is one step a run would take if every skill went to its
@@ -28,19 +27,16 @@ type Plan struct {
 }
 
 // DryRun walks the workflow by its skills' default next steps and builds
-// each step's fresh context.
+// each step's fresh context. It first makes every check a run makes before
+// its first step (skills, workflow, state.yaml, ledger, budget), through
+// the same code, so a workspace the run would refuse fails here with the
+// same error.
 func DryRun(wf *workflow.Workflow, model string) (*Plan, error) {
-	lib, _, err := wf.Library()
+	r, err := newRunner(Config{Workflow: wf, ModelName: model})
 	if err != nil {
 		return nil, err
 	}
-	if err := wf.Validate(lib); err != nil {
-		return nil, err
-	}
-	ws, err := workspace.New(wf.Dir)
-	if err != nil {
-		return nil, err
-	}
+	lib, ws := r.lib, r.ws
 	window, known := wf.Window(model)
 	p := &Plan{Window: window, Threshold: wf.ThresholdTokens(window), WindowKnown: known}
 	phase, name := 0, wf.Phases[0].Skill

@@ -172,7 +172,11 @@ func newRunner(cfg Config) (*runner, error) {
 // baton cannot read safely stops the run with one line, before a model is
 // paid and before anything is written.
 func (r *runner) preflight() error {
-	if _, err := state.Load(r.statePath()); err != nil {
+	f, err := state.Load(r.statePath())
+	if err != nil {
+		return err
+	}
+	if err := f.CheckCycle(r.wf.Flow); err != nil {
 		return err
 	}
 	_, problems, err := ledger.Read(r.ledgerPath())
@@ -464,10 +468,7 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 				return &r.result, err
 			}
 			err = state.Update(r.statePath(), func(f *state.File) error {
-				if err := f.SetHandoff(state.HandoffUpdate{NextSkill: &nextSkill}); err != nil {
-					return err
-				}
-				return f.RecordStep(r.wf.Flow, pos.skill, sr.elapsed, state.Usage(sr.usage))
+				return r.recordStep(f, sr, nextSkill, summary)
 			})
 			if err != nil {
 				return &r.result, err

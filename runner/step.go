@@ -131,6 +131,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	s.recorded = s.j.stepRecorded(s.r.statePath())
 	s.env = newStepEnv(s.r.tools, s.r.statePath(), s.skillName, s.runSubagents)
 	s.env.spill = s.r.spillView()
+	s.env.checkNext = s.nextSkillProblem
 
 	system, user, ctxTokens, err := s.context(s.seed)
 	if err != nil {

@@ -103,6 +103,13 @@ type toolEnv struct {
 	// spill is the run's spill folder, which read_file may read.
 	spill     *spillView
 	subagents func(ctx context.Context, briefs []taskBrief) []string
+
+	// checkNext refuses a next_skill the run could not go to (unknown, or
+	// an earlier phase's); nil accepts any.
+	checkNext func(name string) error
+	// agentState is what an external agent wrote to state.yaml itself,
+	// which the step's bookkeeping keeps (agentstate.go).
+	agentState *stateEdits
 }
 
 func toolSet(tools []llm.Tool) map[string]bool {
@@ -219,7 +226,7 @@ func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, er
 		// again on resume (replay.go) does not write it twice.
 		if !holds(e.ws, in.Path, in.Content) {
 			if err := e.ws.WriteFile(in.Path, []byte(in.Content)); err != nil {
-				return toolOutcome{}, err
+				return toolOutcome{}, e.stateWriteHint(in.Path, err)
 			}
 		}
 		e.written = append(e.written, in.Path)
@@ -309,6 +316,14 @@ func (e *toolEnv) updateState(c llm.ToolCall) (toolOutcome, error) {
 	}
 	if in.Decision != nil && (strings.TrimSpace(in.Decision.Decision) == "" || strings.TrimSpace(in.Decision.Evidence) == "") {
 		return toolOutcome{}, errors.New("a decision needs its text and an evidence pointer (file:line, a command or an artifact)")
+	}
+	// A next step the run cannot take is refused before anything is
+	// written, so the model can correct the call; accepted, it would fail
+	// the step after its work was done, and a resume would replay it.
+	if in.NextSkill != nil && e.checkNext != nil {
+		if err := e.checkNext(*in.NextSkill); err != nil {
+			return toolOutcome{}, fmt.Errorf("%w; nothing was changed", err)
+		}
 	}
 	err := state.Update(e.statePath, func(f *state.File) error {
 		if err := f.SetHandoff(state.HandoffUpdate{

@@ -153,7 +153,7 @@ func (f *File) Cycle(flow string) Cycle {
 	return Cycle{
 		CurrentStep:    str(m["current_step"]),
 		NextSkill:      str(m["next_skill"]),
-		CompletedSteps: strs(m["completed_steps"]),
+		CompletedSteps: stepList(m["completed_steps"]),
 	}
 }
 
@@ -198,14 +198,42 @@ func (f *File) SkillTiming(skill string) SkillTiming {
 	}
 }
 
-// RecordStep records that skill completed a step of flow in d using usage:
-// it appends skill to <flow>_cycle.completed_steps, makes it the cycle's
+// RecordStep records that skill completed a step of flow in d using usage;
+// it is Record with no summary.
+func (f *File) RecordStep(flow, skill string, d time.Duration, usage Usage) error {
+	return f.Record(StepRecord{Flow: flow, Skill: skill, Elapsed: d, Usage: usage})
+}
+
+// StepRecord is one finished step, for Record.
+type StepRecord struct {
+	Flow, Skill string
+	Elapsed     time.Duration
+	Usage       Usage
+	// Summary is what the step reported. It replaces a multi-line
+	// handoff.last_step_completed (see Record); a one-line value gets the
+	// skill's name, as it always has.
+	Summary string
+	// Listed says the step appended its skill to completed_steps itself,
+	// as an external agent keeping the cockpit by hand does, so baton does
+	// not list it twice.
+	Listed bool
+	// KeepLastStep says the step wrote handoff.last_step_completed
+	// itself; its words are left as they are.
+	KeepLastStep bool
+}
+
+// Record records a finished step: it appends the skill to
+// <flow>_cycle.completed_steps in the shape the file keeps it (a list, or
+// one comma-separated string that grows as a string), makes it the cycle's
 // current_step, copies handoff.next_skill (if set) to the cycle's
 // next_skill so either place gives the same answer, sets
 // handoff.last_step_completed, and adds the call, its seconds (to the
-// millisecond) and its tokens to metrics.skill_timings.<skill>. All of it
-// happens or none of it does.
-func (f *File) RecordStep(flow, skill string, d time.Duration, usage Usage) error {
+// millisecond) and its tokens to metrics.skill_timings.<skill>. Where the
+// file keeps a multi-line summary in last_step_completed, the step's
+// summary goes there in the same block style; otherwise the skill's name.
+// All of it happens or none of it does.
+func (f *File) Record(r StepRecord) error {
+	flow, skill, d, usage := r.Flow, r.Skill, r.Elapsed, r.Usage
 	switch {
 	case flow == "":
 		return fmt.Errorf("state %s: record step: %w: empty flow name", f.path, ErrInvalid)
@@ -216,8 +244,10 @@ func (f *File) RecordStep(flow, skill string, d time.Duration, usage Usage) erro
 	}
 	return f.atomically(func(g *File) error {
 		cyc := flow + "_cycle"
-		if err := g.Append(skill, cyc, "completed_steps"); err != nil {
-			return err
+		if !r.Listed {
+			if err := g.appendStep(skill, cyc, "completed_steps"); err != nil {
+				return err
+			}
 		}
 		if err := g.Set(skill, cyc, "current_step"); err != nil {
 			return err
@@ -227,8 +257,10 @@ func (f *File) RecordStep(flow, skill string, d time.Duration, usage Usage) erro
 				return err
 			}
 		}
-		if err := g.Set(skill, "handoff", "last_step_completed"); err != nil {
-			return err
+		if !r.KeepLastStep {
+			if err := g.setLastStep(skill, r.Summary); err != nil {
+				return err
+			}
 		}
 		t := g.SkillTiming(skill)
 		t.Calls++

@@ -24,6 +24,11 @@
 //	      input_tokens, output_tokens,
 //	      cache_read_input_tokens, cache_creation_input_tokens
 //
+// Owned values keep the shape the file gives them: completed_steps may be a
+// list or one comma-separated string (it grows as what it is), and a
+// last_step_completed kept as a multi-line summary gets the step's summary
+// in the same block style rather than a bare skill name (see Record).
+//
 // Decisions live under handoff because the handoff is what the next step is
 // told to read first; a decision recorded elsewhere would be missed.
 //

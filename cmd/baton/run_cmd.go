@@ -67,7 +67,9 @@ any command-line agent, started with sh -c in the workspace: its stdin holds
 the step's SKILL.md body, a line "` + runner.AgentInputSeparator + `", the
 step's input, and how to end the step; its stdout is read back, and the
 handoff fields (next_skill, open_decisions, required_reading, context,
-decisions, summary) come from a fenced ` + "```handoff" + ` YAML block in it.
+decisions, summary) come from a fenced ` + "```handoff" + ` YAML block in it,
+or from the agent's own edits of state.yaml, as skill suites written for
+such agents tell them to make (the block wins where both set a field).
 No provider is needed; the agent's token usage is unknown to baton and
 counted as zero. Without --agent-cmd, the workflow's agent_cmd key (if any)
 is the command.
@@ -248,6 +250,7 @@ func printRunPlan(w io.Writer, wf *workflow.Workflow, model string) error {
 		return err
 	}
 	fmt.Fprintf(w, "No model was called: this is a dry run of %s (%s).\n", wf.Name, filepath.ToSlash(wf.Path))
+	fmt.Fprintf(w, "Checked as a run checks them: %s, %s and the skills.\n", wf.State, wf.Ledger)
 	note := ""
 	if !p.WindowKnown {
 		note = " (assumed: set window_tokens or --model)"
