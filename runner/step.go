@@ -29,6 +29,7 @@ type stepRun struct {
 	session *budget.Session
 	usage   llm.Usage
 	elapsed time.Duration
+	turns   int // model turns taken, for progress
 }
 
 func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
@@ -127,6 +128,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		MaxTokens: s.r.cfg.MaxTokens,
 	}
 	for turn := 0; turn < s.r.cfg.MaxTurns; turn++ {
+		s.turnStart(turn, ctxTokens)
 		resp, err := s.call(ctx, req)
 		if err != nil {
 			return "", err
@@ -141,7 +143,9 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		var finished bool
 		var summary string
 		for _, c := range resp.ToolCalls {
+			s.toolStart(c)
 			out := s.env.run(ctx, c)
+			s.toolEnd(c, out)
 			results = append(results, out.result)
 			if out.finished {
 				finished, summary = true, out.summary
@@ -157,6 +161,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		for _, res := range results {
 			added += s.r.counter.Count(res.Content)
 		}
+		ctxTokens = s.session.Project(added)
 		if d := s.session.MidPhase(added); d.Reset {
 			newReq, err := s.budgetReset(ctx, req, d)
 			if err != nil {
@@ -164,6 +169,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 			}
 			if newReq != nil {
 				req = newReq
+				ctxTokens = s.requestTokens(req)
 			}
 		}
 	}
@@ -233,6 +239,7 @@ func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.De
 	s.r.result.Resets++
 	s.r.mu.Unlock()
 	s.r.logf("step %d %s: context budget reached (%d of %d tokens); reset to a fresh session seeded from the ledger", s.seq, s.skillName, d.Projected, d.Threshold)
+	s.progress(ProgressEvent{Kind: ProgressReset, Reason: string(reason), ContextTokens: d.Projected})
 
 	s.session = s.r.budget.NewSession()
 	return &llm.Request{
