@@ -58,15 +58,24 @@ func (p *progress) redraw() {
 		rows = append(rows, p.lines[i])
 	}
 	for _, row := range rows {
-		if r := []rune(row); len(r) > p.width-1 {
-			row = string(r[:p.width-2]) + "…"
-		}
-		b.WriteString("\r\033[2K")
-		b.WriteString(row)
+		b.WriteString(clearLine)
+		b.WriteString(fitWidth(row, p.width))
 		b.WriteByte('\n')
 	}
 	p.drawn = len(rows)
 	io.WriteString(p.w, b.String())
+}
+
+// clearLine returns the cursor to the start of its line and erases it.
+const clearLine = "\r\033[2K"
+
+// fitWidth cuts row to fit a terminal of the given width, leaving the last
+// column free so that a full row never wraps.
+func fitWidth(row string, width int) string {
+	if r := []rune(row); len(r) > width-1 {
+		return string(r[:max(width-2, 0)]) + "…"
+	}
+	return row
 }
 
 // close stops drawing; the last state stays on screen.

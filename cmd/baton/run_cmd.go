@@ -155,9 +155,12 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 			fmt.Fprintf(stderr, "baton: running each step with agent command %q (agent_cmd in %s)\n", f.agentCmd, filepath.Base(wf.Path))
 		}
 	}
+	prog := stderrProgress(stderr)
+	f.models.onRetry = prog.retry
 	cfg := runner.Config{
 		Workflow: wf, ModelName: f.models.model, AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
-		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
+		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency,
+		Log: prog.logWriter(), Progress: prog.event,
 	}
 	if f.agentCmd == "" { // an external agent brings its own model
 		model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
@@ -167,12 +170,14 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		cfg.Model, cfg.ModelName, cfg.Provider = model, sel.Model, sel.Provider
 	}
 	var res *runner.Result
+	prog.start()
 	switch {
 	case resuming:
 		res, err = runner.Resume(ctx, cfg)
 	default:
 		res, err = runner.Run(ctx, cfg)
 	}
+	prog.close()
 	if res != nil && res.RunID != "" {
 		fmt.Fprintf(stderr, "baton: run %s: %d steps, %d resets, %d calls answered from journals; usage %d input, %d output tokens\n",
 			res.RunID, res.Steps, res.Resets, res.Replayed, res.Usage.InputTokens, res.Usage.OutputTokens)
@@ -237,14 +242,4 @@ func printRunPlan(w io.Writer, wf *workflow.Workflow, model string) error {
 		}
 	}
 	return nil
-}
-
-// prefixWriter prefixes each line the runner logs with "baton: ".
-type prefixWriter struct{ w io.Writer }
-
-func (p prefixWriter) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(p.w, "baton: "+string(b)); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }
