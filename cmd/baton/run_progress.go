@@ -277,7 +277,7 @@ func (p *runProgress) clearLive() {
 
 // draw rewrites the live line of the current step.
 func (p *runProgress) draw() {
-	io.WriteString(p.w, clearLine+fitWidth(p.line(), p.termWidth()))
+	io.WriteString(p.w, clearLine+p.line(p.termWidth()))
 	p.drawn = true
 }
 
@@ -294,33 +294,72 @@ func (p *runProgress) termWidth() int {
 	return 80
 }
 
-// line is the live line. A pending retry comes first after the step, as
-// what the user most needs to see; the tool's detail last, so that a
-// narrow terminal cuts that rather than the step, the clock or the budget.
-func (p *runProgress) line() string {
+// line is the live line of the current step, fitted to width. Where it
+// does not fit, the parts that matter least go first (the phase, then the
+// turn, then the context size), so that a narrow terminal still shows the
+// step, the clock, a pending retry and what the step is doing.
+func (p *runProgress) line(width int) string {
 	c := p.cur
-	parts := []string{fmt.Sprintf("… %s %s", c.title(), p.elapsed(c))}
+	segs := []segment{
+		{"… step " + fmt.Sprint(c.step) + " " + c.skill, "", 0},
+		{"[" + c.phase + "]", " ", 3},
+		{p.elapsed(c), " ", 0},
+	}
 	if c.retry != "" {
 		r := "retrying"
 		if left := c.retryAt.Sub(p.now()); left > 0 {
 			r += fmt.Sprintf(" in %ds", int((left+time.Second-1)/time.Second))
 		}
-		parts = append(parts, r+" after "+c.retry)
+		segs = append(segs, segment{r + " after " + c.retry, " · ", 0})
 	}
 	if c.turn > 0 {
-		parts = append(parts, fmt.Sprintf("turn %d", c.turn))
+		segs = append(segs, segment{fmt.Sprintf("turn %d", c.turn), " · ", 2})
 	}
 	if c.thresh > 0 {
-		parts = append(parts, fmt.Sprintf("context %s/%s (%d%%)", kTokens(c.ctx), kTokens(c.thresh), 100*c.ctx/c.thresh))
+		segs = append(segs, segment{fmt.Sprintf("context %s/%s (%d%%)", kTokens(c.ctx), kTokens(c.thresh), 100*c.ctx/c.thresh), " · ", 1})
 	}
-	act := c.activity
-	if c.agents > 0 && strings.HasPrefix(act, "dispatch_agents") {
-		act = fmt.Sprintf("dispatch_agents: %d running, %d/%d done", c.running, c.done, c.agents)
+	act := clip(c.activity, 50)
+	if c.agents > 0 && strings.HasPrefix(c.activity, "dispatch_agents") {
+		act = fmt.Sprintf("sub-agents: %d running, %d/%d done", c.running, c.done, c.agents)
 		if c.failed > 0 {
 			act += fmt.Sprintf(", %d failed", c.failed)
 		}
 	}
-	return strings.Join(append(parts, act), " · ")
+	segs = append(segs, segment{act, " · ", 0})
+	return fitSegments(segs, width)
+}
+
+// segment is a part of the live line: its text, what separates it from the
+// part before, and its rank among the parts dropped when the line is too
+// long (the highest goes first; 0 is never dropped, only cut).
+type segment struct {
+	text, sep string
+	drop      int
+}
+
+// fitSegments joins segs, dropping droppable parts until the line fits
+// width; what still does not fit is cut.
+func fitSegments(segs []segment, width int) string {
+	for {
+		var b strings.Builder
+		for _, s := range segs {
+			b.WriteString(s.sep + s.text)
+		}
+		line := b.String()
+		if len([]rune(line)) <= width-1 {
+			return line
+		}
+		drop := -1
+		for i, s := range segs {
+			if s.drop > 0 && (drop < 0 || s.drop > segs[drop].drop) {
+				drop = i
+			}
+		}
+		if drop < 0 {
+			return fitWidth(line, width)
+		}
+		segs = append(segs[:drop:drop], segs[drop+1:]...)
+	}
 }
 
 func (p *runProgress) elapsed(c *stepLine) string { return dur(p.now().Sub(c.start)) }

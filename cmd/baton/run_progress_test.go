@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -91,7 +92,7 @@ func TestRunProgressTerminal(t *testing.T) {
 	out := buf.String()
 	fs := frames(out)
 	last := fs[len(fs)-1]
-	want := "… step 1 analyse-request [analysis] 3s · retrying in 4s after attempt 1 failed (429 rate limited [31mred [0m) · turn 1 · context 1.2k/130k (0%) · dispatch_agents: 1 running, 1/2 done, 1 failed"
+	want := "… step 1 analyse-request [analysis] 3s · retrying in 4s after attempt 1 failed (429 rate limited [31mred [0m) · turn 1 · context 1.2k/130k (0%) · sub-agents: 1 running, 1/2 done, 1 failed"
 	if last != want {
 		t.Errorf("live line\n got %q\nwant %q", last, want)
 	}
@@ -126,7 +127,9 @@ func TestRunProgressTerminal(t *testing.T) {
 		}
 	}
 	fs = frames(out)
-	if want := fitWidth("… step 1 analyse-request [analysis] 1m07s · turn 2 · context 65k/130k (50%) · waiting for the model", 40); fs[len(fs)-4] != want {
+	// The phase, the turn and the context size made way; the activity was
+	// cut.
+	if want := "… step 1 analyse-request 1m07s · waiti…"; fs[len(fs)-4] != want {
 		t.Errorf("turn 2 frame %q, want %q", fs[len(fs)-4], want)
 	}
 	// The step's end replaced its live line for good; the next step got
@@ -226,5 +229,41 @@ func TestRunPrintsProgressLines(t *testing.T) {
 	}
 	if strings.Contains(errOut, "\r") || strings.Contains(errOut, "\033") {
 		t.Errorf("stderr off a terminal holds cursor control: %q", errOut)
+	}
+}
+
+// A line too long for the terminal drops the phase, then the turn, then the
+// context size, before it cuts what the step is doing.
+func TestRunProgressLineDropsLeastFirst(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	p := newRunProgress(io.Discard, true, nil, clock.now)
+	ev := func(e runner.ProgressEvent) {
+		e.Step, e.Skill, e.Phase = 1, "analyse-request", "analysis"
+		p.event(e)
+	}
+	ev(runner.ProgressEvent{Kind: runner.ProgressStepStart})
+	ev(runner.ProgressEvent{Kind: runner.ProgressTurnStart, Turn: 3, ContextTokens: 91000, ThresholdTokens: 130000})
+	ev(runner.ProgressEvent{Kind: runner.ProgressToolStart, Tool: "dispatch_agents"})
+	ev(runner.ProgressEvent{Kind: runner.ProgressSubagentStart, Agent: 1, Agents: 3})
+	clock.advance(75 * time.Second)
+	for _, tc := range []struct {
+		width int
+		want  string
+	}{
+		{120, "… step 1 analyse-request [analysis] 1m15s · turn 3 · context 91k/130k (70%) · sub-agents: 1 running, 0/3 done"},
+		{100, "… step 1 analyse-request 1m15s · turn 3 · context 91k/130k (70%) · sub-agents: 1 running, 0/3 done"},
+		{90, "… step 1 analyse-request 1m15s · context 91k/130k (70%) · sub-agents: 1 running, 0/3 done"},
+		{80, "… step 1 analyse-request 1m15s · sub-agents: 1 running, 0/3 done"},
+		{30, "… step 1 analyse-request 1m1…"},
+	} {
+		p.mu.Lock()
+		got := p.line(tc.width)
+		p.mu.Unlock()
+		if got != tc.want {
+			t.Errorf("width %d:\n got %q\nwant %q", tc.width, got, tc.want)
+		}
+		if n := len([]rune(got)); n > tc.width-1 {
+			t.Errorf("width %d: line of %d runes", tc.width, n)
+		}
 	}
 }
