@@ -267,3 +267,57 @@ func TestProgressObserverCannotBreakTheRun(t *testing.T) {
 		}
 	})
 }
+
+// An external agent's step reports the process it started, and its end.
+func TestProgressOfAnAgentCmdStep(t *testing.T) {
+	dir, logDir := copyExample(t), t.TempDir()
+	var rec recorder
+	res, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), AgentCmd: fakeAgentCmd(logDir), Progress: rec.observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var got []string
+	for _, e := range rec.events {
+		got = append(got, fmt.Sprintf("%d:%d", e.Step, e.Kind))
+	}
+	var want []string
+	for i := 1; i <= res.Steps; i++ {
+		want = append(want, fmt.Sprintf("%d:%d", i, runner.ProgressStepStart), fmt.Sprintf("%d:%d", i, runner.ProgressAgentStart), fmt.Sprintf("%d:%d", i, runner.ProgressStepEnd))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || res.Steps != 4 {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// A reset mid-step is reported, and the next turn starts from the fresh
+// session's size, not the old session's.
+func TestProgressReportsAResetMidStep(t *testing.T) {
+	dir := copyExample(t)
+	s := llmtest.NewServer(t, script(true))
+	var rec recorder
+	if _, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "m", Progress: rec.observe}); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for i, e := range rec.events {
+		if e.Kind != runner.ProgressReset {
+			continue
+		}
+		if e.Step != 1 || e.Reason != "threshold" || e.ContextTokens < 150_000 || e.ThresholdTokens != 130000 {
+			t.Fatalf("reset event %+v", e)
+		}
+		for _, n := range rec.events[i+1:] {
+			if n.Kind == runner.ProgressTurnStart {
+				if n.ContextTokens <= 0 || n.ContextTokens > 10_000 {
+					t.Errorf("the turn after the reset starts at %d context tokens, want the fresh session's size", n.ContextTokens)
+				}
+				return
+			}
+		}
+		t.Fatal("no turn after the reset")
+	}
+	t.Fatal("no reset event")
+}
