@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/runner"
 )
 
@@ -265,5 +266,33 @@ func TestRunProgressLineDropsLeastFirst(t *testing.T) {
 		if n := len([]rune(got)); n > tc.width-1 {
 			t.Errorf("width %d: line of %d runes", tc.width, n)
 		}
+	}
+}
+
+// ask's block on a terminal shows a retry notice above itself, where it
+// stays, instead of swallowing it.
+func TestAskProgressShowsRetries(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, 100)
+	p.event(orchestrate.Event{Index: -1, Phase: "dispatch", Status: "running"})
+	p.event(orchestrate.Event{Index: 0, Phase: "dispatch", Status: "running", Message: "first"})
+	p.retry(1, 2*time.Second, errors.New("HTTP 529: overloaded \x1b]0;title\x07"))
+	p.event(orchestrate.Event{Index: 0, Phase: "dispatch", Status: "ok", Message: "first"})
+	p.close()
+	p.retry(2, time.Second, errors.New("late"))
+
+	out := buf.String()
+	notice := "baton: attempt 1 failed (HTTP 529: overloaded ]0;title); retrying in 2s"
+	// Drawn over the two rows' place, then the two rows below it.
+	want := "\033[2A" + clearLine + notice + "\n" + clearLine + "dispatch: running\n" + clearLine + "… subtask 1 running: first\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("the notice is not above a redrawn block:\n%q\nwant within it\n%q", out, want)
+	}
+	// The next redraw moves up over the two rows only: the notice stays.
+	if !strings.Contains(out[strings.Index(out, want)+len(want):], "\033[2A"+clearLine+"dispatch: running\n"+clearLine+"✓ subtask 1 ok: first\n") {
+		t.Errorf("the redraw after the notice is wrong: %q", out)
+	}
+	if strings.Count(out, notice) != 1 || !strings.HasSuffix(out, "baton: attempt 2 failed (late); retrying in 1s\n") {
+		t.Errorf("notices drawn %d times, or the one after close lost: %q", strings.Count(out, notice), out)
 	}
 }
