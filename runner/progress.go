@@ -184,9 +184,6 @@ func (o *observer) close() []string {
 	return warns
 }
 
-// progress reports a run-level event.
-func (r *runner) progress(e ProgressEvent) { r.obs.send(e) }
-
 // closeProgress ends the reporting when Run or Resume returns.
 func (r *runner) closeProgress() {
 	for _, w := range r.obs.close() {

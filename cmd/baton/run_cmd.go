@@ -171,6 +171,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	}
 	var res *runner.Result
 	prog.start()
+	defer prog.close() // on a panic too: the live line is finalised
 	switch {
 	case resuming:
 		res, err = runner.Resume(ctx, cfg)
