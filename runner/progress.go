@@ -43,6 +43,10 @@ const (
 	// ProgressAgentStart: an external agent process (Config.AgentCmd) is
 	// started for the step.
 	ProgressAgentStart
+	// ProgressThreshold: mid-step, the context reached the reset threshold
+	// (ContextTokens the projection); the session is asked for its ledger
+	// entry before it is replaced.
+	ProgressThreshold
 	// ProgressReset: the context was reset to a fresh session (Reason,
 	// ContextTokens the projection that caused it).
 	ProgressReset
@@ -197,7 +201,7 @@ func (s *stepRun) progress(e ProgressEvent) {
 		return
 	}
 	e.Step, e.Skill, e.Phase = s.seq, s.skillName, s.r.wf.Phases[s.phase].Name
-	if e.Kind == ProgressTurnStart || e.Kind == ProgressReset {
+	if e.Kind == ProgressTurnStart || e.Kind == ProgressThreshold || e.Kind == ProgressReset {
 		e.ThresholdTokens, e.WindowTokens = s.r.budget.Threshold(), s.r.budget.Window
 	}
 	s.r.obs.send(e)

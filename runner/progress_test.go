@@ -306,6 +306,9 @@ func TestProgressReportsAResetMidStep(t *testing.T) {
 		if e.Kind != runner.ProgressReset {
 			continue
 		}
+		if i == 0 || rec.events[i-1].Kind != runner.ProgressThreshold || rec.events[i-1].ContextTokens != e.ContextTokens {
+			t.Errorf("the reset does not follow the threshold crossing that caused it: %s before it", describe(rec.events[max(i-1, 0)]))
+		}
 		if e.Step != 1 || e.Reason != "threshold" || e.ContextTokens < 150_000 || e.ThresholdTokens != 130000 {
 			t.Fatalf("reset event %+v", e)
 		}

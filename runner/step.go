@@ -183,6 +183,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 // row forces the reset with the entry baton composes itself.
 func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.Decision) (*llm.Request, error) {
 	phase := s.r.wf.Phases[s.phase].Name
+	s.progress(ProgressEvent{Kind: ProgressThreshold, ContextTokens: d.Projected})
 	s.r.event(s.stepEvent(runlog.Event{Type: runlog.ThresholdCrossed, ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold,
 		WindowTokens: d.Window, ContextFraction: d.Fraction}))
 	rec, replayed := s.j.recordedReset()

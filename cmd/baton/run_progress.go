@@ -163,14 +163,15 @@ func (p *runProgress) event(e runner.ProgressEvent) {
 		if d := clean(e.Detail); d != "" {
 			c.activity += " " + d
 		}
-		if e.Tool == "dispatch_agents" {
-			c.agents, c.running, c.done, c.failed = 0, 0, 0, 0
-		}
+		// Sub-agents are counted per tool call (dispatch_agents,
+		// delegate_task).
+		c.agents, c.running, c.done, c.failed = 0, 0, 0, 0
 		if !p.live {
 			p.plainf("%s: turn %d: %s (%s)", c.title(), c.turn, c.activity, c.context())
 		}
 	case runner.ProgressToolEnd:
 		c.activity = "working"
+		c.agents = 0
 		if e.Failed && !p.live {
 			p.plainf("%s: turn %d: %s returned an error to the model", c.title(), c.turn, clean(e.Tool))
 		}
@@ -194,9 +195,11 @@ func (p *runProgress) event(e runner.ProgressEvent) {
 		if !p.live {
 			p.plainf("%s: agent command started", c.title())
 		}
+	case runner.ProgressThreshold:
+		c.ctx = e.ContextTokens
+		c.activity = "context budget reached: asking for the ledger entry"
 	case runner.ProgressReset:
 		c.activity = "context reset to a fresh session"
-		c.ctx = 0
 	case runner.ProgressStepEnd:
 		// The runner's log has already said where the run goes next.
 		line := fmt.Sprintf("%s done in %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
@@ -319,7 +322,7 @@ func (p *runProgress) line(width int) string {
 		segs = append(segs, segment{fmt.Sprintf("context %s/%s (%d%%)", kTokens(c.ctx), kTokens(c.thresh), 100*c.ctx/c.thresh), " · ", 1})
 	}
 	act := clip(c.activity, 50)
-	if c.agents > 0 && strings.HasPrefix(c.activity, "dispatch_agents") {
+	if c.agents > 0 {
 		act = fmt.Sprintf("sub-agents: %d running, %d/%d done", c.running, c.done, c.agents)
 		if c.failed > 0 {
 			act += fmt.Sprintf(", %d failed", c.failed)
