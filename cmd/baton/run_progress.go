@@ -69,11 +69,14 @@ func newRunProgress(w io.Writer, live bool, width func() int, now func() time.Ti
 }
 
 // stderrProgress is the display for a command's stderr: live when it is a
-// terminal that understands cursor movement.
+// terminal that understands cursor movement (not TERM=dumb, and on Windows
+// a console that accepts virtual terminal sequences).
 func stderrProgress(stderr io.Writer) *runProgress {
 	live := isTerminal(stderr) && os.Getenv("TERM") != "dumb"
+	f, _ := stderr.(*os.File)
+	live = live && enableVT(f)
 	width := func() int { return 0 }
-	if f, ok := stderr.(*os.File); ok && live {
+	if live {
 		width = func() int {
 			w, _, err := term.GetSize(int(f.Fd()))
 			if err != nil {
