@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -207,7 +209,12 @@ func (p *runProgress) event(e runner.ProgressEvent) {
 		// The runner's log has already said where the run goes next.
 		line := fmt.Sprintf("%s done in %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
 		mark := "✓ "
-		if e.Err != nil {
+		switch {
+		case errors.Is(e.Err, context.Canceled):
+			// Interrupted (Ctrl-C): the step did not fail, it stopped.
+			line = fmt.Sprintf("%s stopped after %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
+			mark = "■ "
+		case e.Err != nil:
 			line = fmt.Sprintf("%s failed after %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
 			mark = "✗ "
 		}

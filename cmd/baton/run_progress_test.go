@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -169,6 +170,9 @@ func TestRunProgressPlain(t *testing.T) {
 	p.event(runner.ProgressEvent{Kind: runner.ProgressToolStart, Step: 2, Skill: "plan-change", Phase: "design", Tool: "write_file", Detail: "specs/plan.md"})
 	p.event(runner.ProgressEvent{Kind: runner.ProgressToolEnd, Step: 2, Skill: "plan-change", Phase: "design", Tool: "write_file", Failed: true})
 	p.event(runner.ProgressEvent{Kind: runner.ProgressStepEnd, Step: 2, Skill: "plan-change", Phase: "design", Turns: 1, Elapsed: time.Second, Err: errors.New("boom")})
+	p.event(runner.ProgressEvent{Kind: runner.ProgressStepStart, Step: 3, Skill: "implement-change", Phase: "implement"})
+	p.event(runner.ProgressEvent{Kind: runner.ProgressStepEnd, Step: 3, Skill: "implement-change", Phase: "implement", Elapsed: 2 * time.Second,
+		Err: fmt.Errorf("model: %w", context.Canceled)})
 	p.close()
 
 	want := `baton: step 1 analyse-request: fresh context of 1234 tokens
@@ -181,6 +185,7 @@ baton: step 1 analyse-request [analysis] done in 1m05s · 2 turns · 46.2k in, 3
 baton: step 2 plan-change [design]: turn 1: write_file specs/plan.md (context 900 tokens, 0% of the 130k reset threshold)
 baton: step 2 plan-change [design]: turn 1: write_file returned an error to the model
 baton: step 2 plan-change [design] failed after 1s · 1 turn · 0 in, 0 out tokens
+baton: step 3 implement-change [implement] stopped after 2s · 0 turns · 0 in, 0 out tokens
 `
 	if got := buf.String(); got != want {
 		t.Errorf("plain output:\n%s\nwant:\n%s", got, want)
