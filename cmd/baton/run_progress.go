@@ -172,7 +172,11 @@ func (p *runProgress) event(e runner.ProgressEvent) {
 		// delegate_task).
 		c.agents, c.running, c.done, c.failed = 0, 0, 0, 0
 		if !p.live {
-			p.plainf("%s: turn %d: %s (%s)", c.title(), c.turn, c.activity, c.context())
+			ctx := ""
+			if c.thresh > 0 {
+				ctx = " (" + c.context() + ")"
+			}
+			p.plainf("%s: turn %d: %s%s", c.title(), c.turn, c.activity, ctx)
 		}
 	case runner.ProgressToolEnd:
 		c.activity = "working"
@@ -384,9 +388,6 @@ func (c *stepLine) title() string {
 // context is the session's size against the reset threshold, for a plain
 // line.
 func (c *stepLine) context() string {
-	if c.thresh <= 0 {
-		return ""
-	}
 	return fmt.Sprintf("context %s tokens, %d%% of the %s reset threshold", kTokens(c.ctx), 100*c.ctx/c.thresh, kTokens(c.thresh))
 }
 
