@@ -386,7 +386,7 @@ func (c *stepLine) title() string {
 }
 
 // context is the session's size against the reset threshold, for a plain
-// line.
+// line; callers check that the threshold is known (positive).
 func (c *stepLine) context() string {
 	return fmt.Sprintf("context %s tokens, %d%% of the %s reset threshold", kTokens(c.ctx), 100*c.ctx/c.thresh, kTokens(c.thresh))
 }
