@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-dev/baton/budget"
 	"github.com/baton-dev/baton/llm"
 )
 
@@ -202,10 +203,14 @@ func (s *stepRun) progress(e ProgressEvent) {
 	}
 	e.Step, e.Skill, e.Phase = s.seq, s.skillName, s.r.wf.Phases[s.phase].Name
 	if e.Kind == ProgressTurnStart || e.Kind == ProgressThreshold || e.Kind == ProgressReset {
-		e.ThresholdTokens, e.WindowTokens = s.r.budget.Threshold(), s.r.budget.Window
+		b := s.stepBudget()
+		e.ThresholdTokens, e.WindowTokens = b.Threshold(), b.Window
 	}
 	s.r.obs.send(e)
 }
+
+// stepBudget is the budget the step's sessions are measured against.
+func (s *stepRun) stepBudget() budget.Budget { return s.r.budget }
 
 // turnStart counts and reports a model turn of the step.
 func (s *stepRun) turnStart(turn, contextTokens int) {

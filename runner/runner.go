@@ -100,11 +100,11 @@ type runner struct {
 	tools   *workspace.Workspace
 	budget  budget.Budget
 	counter *tokens.Counter
+	obs     *observer // Config.Progress, fed by progress.go
 	id      string
 	dir     string // .baton/runs/<id>
 	log     *runlog.Writer
 	lock    *runlock.Lock // this process's hold on the workspace (lock.go)
-	obs     *observer     // Config.Progress, fed by progress.go
 
 	mu     sync.Mutex
 	result Result

@@ -159,9 +159,11 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	f.models.onRetry = prog.retry
 	cfg := runner.Config{
 		Workflow: wf, ModelName: f.models.model, AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
-		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency,
-		Log: prog.logWriter(), Progress: prog.event,
+		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
 	}
+	// While the run goes the progress display owns stderr: the runner's
+	// lines are written above its live line.
+	cfg.Log, cfg.Progress = prog.logWriter(), prog.event
 	if f.agentCmd == "" { // an external agent brings its own model
 		model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
 		if err != nil {
@@ -243,4 +245,14 @@ func printRunPlan(w io.Writer, wf *workflow.Workflow, model string) error {
 		}
 	}
 	return nil
+}
+
+// prefixWriter prefixes each line the runner logs with "baton: ".
+type prefixWriter struct{ w io.Writer }
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, "baton: "+string(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
