@@ -20,7 +20,7 @@ import (
 func progressScript() llmtest.Rule {
 	return llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
 		if strings.Contains(r.System, "You are a sub-agent") {
-			if strings.Contains(r.Messages[0].Content, "second") {
+			if strings.Contains(r.Messages[0].Content, "second") && agentRounds(r) == 0 {
 				return llmtest.CallTools(call("sr", "read_file", map[string]string{"path": "app/greet.py"}))
 			}
 			return llmtest.Text("found it at app/greet.py:3")
