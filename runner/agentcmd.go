@@ -463,6 +463,7 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 	if err != nil {
 		return "", err
 	}
+	s.progress(ProgressEvent{Kind: ProgressAgentStart})
 	resp, replayed, err := s.j.call(ctx, proc, req)
 	if err != nil {
 		return "", err

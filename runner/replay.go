@@ -82,6 +82,10 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 	outs := make([]toolOutcome, 0, len(calls))
 	for i, c := range calls {
 		key := toolKey(reqHash, i, c.ID)
+		own := env == s.env // the step's own calls are shown as progress
+		if own {
+			s.toolStart(c)
+		}
 		if rec, ok := s.j.recordedTool(key); ok {
 			env.written = append(env.written, rec.Written...)
 			if rec.NextSkill != nil {
@@ -94,7 +98,11 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 			s.r.result.Replayed += rec.Calls
 			s.calls += rec.Calls
 			s.r.mu.Unlock()
-			outs = append(outs, toolOutcome{result: rec.Result, finished: rec.Finished, summary: rec.Summary})
+			out := toolOutcome{result: rec.Result, finished: rec.Finished, summary: rec.Summary}
+			if own {
+				s.toolEnd(c, out)
+			}
+			outs = append(outs, out)
 			continue
 		}
 		wrote, next := len(env.written), env.nextSkillSet
@@ -102,6 +110,9 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 		calls, usage := s.calls, s.usage
 		s.r.mu.Unlock()
 		out := env.run(ctx, c)
+		if own {
+			s.toolEnd(c, out)
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("tool %s: %w", c.Name, err)
 		}

@@ -76,6 +76,10 @@ type Config struct {
 	// MaxSteps, when positive, replaces the workflow's max_steps: the most
 	// skill steps the run may take, counted across resumes by step number.
 	MaxSteps int
+	// Progress, when set, receives what the run is doing as it goes (see
+	// progress.go): on its own goroutine, in order, never able to stall or
+	// fail the run.
+	Progress func(ProgressEvent)
 }
 
 // Result is what a finished run reports.
@@ -104,6 +108,7 @@ type runner struct {
 	tools   *workspace.Workspace
 	budget  budget.Budget
 	counter *tokens.Counter
+	obs     *observer // Config.Progress, fed by progress.go
 	id      string
 	dir     string // .baton/runs/<id>
 	log     *runlog.Writer
@@ -202,6 +207,7 @@ func (r *runner) open(id string) error {
 	}
 	r.log = w
 	r.result.RunID = id
+	r.obs = newObserver(r.cfg.Progress)
 	return nil
 }
 
@@ -268,6 +274,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer r.log.Close()
+	defer r.closeProgress()
 	if err := r.writeInfo("running"); err != nil {
 		return nil, err
 	}
@@ -311,6 +318,7 @@ func Resume(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer r.log.Close()
+	defer r.closeProgress()
 	events, problems, err := runlog.Read(filepath.Join(r.dir, "events.jsonl"))
 	if err != nil {
 		return nil, err
@@ -442,9 +450,11 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		}
 		pos.seq++
 		sr := &stepRun{r: r, seq: pos.seq, phase: pos.phase, skillName: pos.skill, seed: pos.seed}
+		sr.progress(ProgressEvent{Kind: ProgressStepStart})
 		summary, err := sr.run(ctx)
 		open = sr.j
 		if err != nil {
+			sr.stepEnd("", err)
 			return &r.result, r.stepFailed(ctx, pos, err)
 		}
 		r.result.Summary = summary
@@ -478,6 +488,7 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
 			Status: "ok", Note: fmt.Sprintf("%d %s", step.Phase, nextSkill), Usage: logUsage(sr.usage)})
 		r.logf("step %d %s: done (next: %s)", pos.seq, pos.skill, nextSkill)
+		sr.stepEnd(nextSkill, nil)
 
 		switch step.Move {
 		case workflow.Done:
@@ -526,6 +537,7 @@ func (r *runner) boundary(pos position, step workflow.Step, sr *stepRun) (string
 			ContextFraction: d.Fraction, ContextTokens: d.Projected, Mode: "fresh_session"})
 		r.result.Resets++
 		seed = string(ledger.Render(entry))
+		sr.progress(ProgressEvent{Kind: ProgressReset, Reason: string(runlog.ReasonBoundary), ContextTokens: d.Projected})
 		r.logf("boundary %s → %s: projected %d of %d tokens; reset, seeded from the ledger", from.Name, to.Name, d.Projected, d.Threshold)
 	} else {
 		r.logf("boundary %s → %s: projected %d of %d tokens; no reset needed", from.Name, to.Name, d.Projected, d.Threshold)

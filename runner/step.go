@@ -40,6 +40,7 @@ type stepRun struct {
 	// win is the step's context window (window.go), made on first use.
 	winOnce sync.Once
 	win     *window
+	turns   int // model turns taken, for progress
 }
 
 func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
@@ -167,6 +168,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		MaxTokens: s.r.cfg.MaxTokens,
 	}
 	for turn := 0; turn < s.r.cfg.MaxTurns; turn++ {
+		s.turnStart(turn, ctxTokens)
 		resp, hash, err := s.callHashed(ctx, req)
 		if errors.Is(err, llm.ErrPromptTooLong) && len(req.Messages) > 1 {
 			// Too long for the window, by baton's count or the provider's:
@@ -211,6 +213,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 		for _, res := range results {
 			added += s.r.counter.Count(res.Content)
 		}
+		ctxTokens = s.session.Project(added)
 		if d := s.session.MidPhase(added); d.Reset {
 			newReq, err := s.budgetReset(ctx, req, d)
 			if err != nil {
@@ -218,6 +221,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 			}
 			if newReq != nil {
 				req = newReq
+				ctxTokens = s.requestTokens(req)
 			}
 		}
 	}
@@ -230,6 +234,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 // (nil request) and tries again at the next safe point; the second miss in a
 // row forces the reset with the entry baton composes itself.
 func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.Decision) (*llm.Request, error) {
+	s.progress(ProgressEvent{Kind: ProgressThreshold, ContextTokens: d.Projected})
 	s.r.event(s.stepEvent(runlog.Event{Type: runlog.ThresholdCrossed, ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold,
 		WindowTokens: d.Window, ContextFraction: d.Fraction}))
 	return s.reset(ctx, req, d, runlog.ReasonThreshold, nil)
@@ -313,6 +318,7 @@ func (s *stepRun) reset(ctx context.Context, req *llm.Request, d budget.Decision
 	s.r.result.Resets++
 	s.r.mu.Unlock()
 	s.r.logf("step %d %s: context budget reached (%d of %d tokens); reset to a fresh session seeded from the ledger", s.seq, s.skillName, d.Projected, d.Threshold)
+	s.progress(ProgressEvent{Kind: ProgressReset, Reason: string(reason), ContextTokens: d.Projected})
 
 	s.session = s.model().budget.NewSession()
 	return &llm.Request{

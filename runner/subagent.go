@@ -44,6 +44,8 @@ func (s *stepRun) runSubagents(ctx context.Context, briefs []taskBrief) []string
 	g.SetLimit(s.r.cfg.SubagentConcurrency)
 	for i, b := range briefs {
 		g.Go(func() error {
+			s.subagentStart(i, len(briefs))
+			defer func() { s.subagentEnd(i, len(briefs), out[i]) }()
 			// A panic on this goroutine would end the process with a stack
 			// trace, past the command's own recovery; as a failed
 			// sub-agent it is one error result the step can work with.

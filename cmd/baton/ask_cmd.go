@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/baton-dev/baton/internal/batondir"
 
@@ -140,6 +141,16 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	}
 
 	noProvider := false
+	// On a terminal, retry notices go through the live progress block
+	// (set below, before any call is made) instead of being drawn over.
+	var prog *progress
+	if isTerminal(stderr) {
+		f.models.onRetry = func(attempt int, wait time.Duration, err error) {
+			if prog != nil {
+				prog.retry(attempt, wait, err)
+			}
+		}
+	}
 	if !f.dryRun {
 		m, sel, err := f.models.resolve(ctx, f.concurrency, stderr)
 		switch {
@@ -156,7 +167,6 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	}
 	cfg.Counter = tokens.ForModel(cfg.ModelName)
 
-	var prog *progress
 	if isTerminal(stderr) && cfg.Model != nil {
 		w, _, _ := term.GetSize(int(stderr.(*os.File).Fd()))
 		prog = newProgress(stderr, w)

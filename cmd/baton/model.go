@@ -25,6 +25,9 @@ type modelFlags struct {
 	// callTimeout and idleTimeout bound each attempt's HTTP exchange and
 	// the silence of a streamed response; 0 turns one off.
 	callTimeout, idleTimeout time.Duration
+	// onRetry, when set, receives every retry notice instead of stderr:
+	// baton run shows them on its progress display, naming the step.
+	onRetry func(attempt int, wait time.Duration, err error)
 }
 
 func (m *modelFlags) register(fl *pflag.FlagSet) {
@@ -61,9 +64,14 @@ func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Wri
 	// notices whole lines and keeps a non-file stderr (a buffer, a pipe
 	// wrapper) from being written by two goroutines at once.
 	var mu sync.Mutex
+	onRetry := m.onRetry
 	model = llm.WithRetry(model, llm.RetryPolicy{
 		MaxAttempts: m.maxAttempts,
 		OnRetry: func(attempt int, wait time.Duration, err error) {
+			if onRetry != nil {
+				onRetry(attempt, wait, err)
+				return
+			}
 			if !isTerminal(stderr) {
 				mu.Lock()
 				defer mu.Unlock()

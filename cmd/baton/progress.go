@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/baton-dev/baton/orchestrate"
 )
@@ -21,6 +22,9 @@ type progress struct {
 	drawn  int
 	width  int
 	closed bool
+	// above holds whole lines (retry notices) to print above the block at
+	// the next redraw, where they stay.
+	above []string
 }
 
 func newProgress(w io.Writer, width int) *progress {
@@ -53,20 +57,48 @@ func (p *progress) redraw() {
 	if p.drawn > 0 {
 		fmt.Fprintf(&b, "\033[%dA", p.drawn)
 	}
+	for _, line := range p.above {
+		b.WriteString(clearLine + fitWidth(line, p.width) + "\n")
+	}
+	p.above = nil
 	rows := append([]string{p.phase}, nil...)
 	for _, i := range p.order {
 		rows = append(rows, p.lines[i])
 	}
 	for _, row := range rows {
-		if r := []rune(row); len(r) > p.width-1 {
-			row = string(r[:p.width-2]) + "…"
-		}
-		b.WriteString("\r\033[2K")
-		b.WriteString(row)
+		b.WriteString(clearLine)
+		b.WriteString(fitWidth(row, p.width))
 		b.WriteByte('\n')
 	}
 	p.drawn = len(rows)
 	io.WriteString(p.w, b.String())
+}
+
+// retry is the model's retry notice (modelFlags.onRetry): on a terminal
+// the block is redrawn below it, so the notice is neither lost nor drawn
+// over.
+func (p *progress) retry(attempt int, wait time.Duration, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	line := fmt.Sprintf("baton: attempt %d failed (%s); retrying in %s", attempt, clean(oneLineErr(err)), wait.Round(time.Millisecond))
+	if p.closed {
+		fmt.Fprintln(p.w, line)
+		return
+	}
+	p.above = append(p.above, line)
+	p.redraw()
+}
+
+// clearLine returns the cursor to the start of its line and erases it.
+const clearLine = "\r\033[2K"
+
+// fitWidth cuts row to fit a terminal of the given width, leaving the last
+// column free so that a full row never wraps.
+func fitWidth(row string, width int) string {
+	if r := []rune(row); len(r) > width-1 {
+		return string(r[:max(width-2, 0)]) + "…"
+	}
+	return row
 }
 
 // close stops drawing; the last state stays on screen.

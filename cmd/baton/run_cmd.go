@@ -162,10 +162,15 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 			fmt.Fprintf(stderr, "baton: running each step with agent command %q (agent_cmd in %s)\n", f.agentCmd, filepath.Base(wf.Path))
 		}
 	}
+	prog := stderrProgress(stderr)
+	f.models.onRetry = prog.retry
 	cfg := runner.Config{
 		Workflow: wf, ModelName: f.models.model, ModelExplicit: cmd.Flags().Changed("model"), AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
 		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
 	}
+	// While the run goes the progress display owns stderr: the runner's
+	// lines are written above its live line.
+	cfg.Log, cfg.Progress = prog.logWriter(), prog.event
 	if f.agentCmd == "" { // an external agent brings its own model
 		model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
 		if err != nil {
@@ -174,12 +179,15 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		cfg.Model, cfg.ModelName, cfg.Provider = model, sel.Model, sel.Provider
 	}
 	var res *runner.Result
+	prog.start()
+	defer prog.close() // on a panic too: the live line is finalised
 	switch {
 	case resuming:
 		res, err = runner.Resume(ctx, cfg)
 	default:
 		res, err = runner.Run(ctx, cfg)
 	}
+	prog.close()
 	started := res != nil && res.RunID != ""
 	if started && err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: one line, and the exit code says the rest.
