@@ -300,13 +300,21 @@ func TestLimitPacing(t *testing.T) {
 		minSpan  time.Duration // the server must see the requests spread at least this far
 		maxSpan  time.Duration
 	}{
-		// One request every 50ms: four requests span at least 150ms.
-		{"requests per minute", llm.Limits{RequestsPerMinute: 1200}, 4, 140 * time.Millisecond, 2 * time.Second},
+		// The spans are measured where the requests arrive, and the first
+		// request also sets up a connection, which under -race on a loaded
+		// machine takes tens of milliseconds: the paced gaps are made long
+		// enough (hundreds of ms) that such jitter cannot hide them.
+		//
+		// One request every 200ms: four requests span at least 600ms.
+		{"requests per minute", llm.Limits{RequestsPerMinute: 300}, 4, 450 * time.Millisecond, 5 * time.Second},
 		// A bucket of 60000 tokens refilling at 1000/s: two requests of
-		// 30050 need 100 tokens more than the bucket holds, 100ms of refill.
-		{"tokens per minute", llm.Limits{TokensPerMinute: 60000, Estimate: fixed(30050)}, 2, 90 * time.Millisecond, 2 * time.Second},
-		// Requests well inside the bucket are not held back.
-		{"tokens within budget", llm.Limits{TokensPerMinute: 60000, Estimate: fixed(100)}, 4, 0, 80 * time.Millisecond},
+		// 30300 need 600 tokens more than the bucket holds, 600ms of refill.
+		{"tokens per minute", llm.Limits{TokensPerMinute: 60000, Estimate: fixed(30300)}, 2, 450 * time.Millisecond, 5 * time.Second},
+		// Requests well inside the bucket are not held back. The bucket
+		// refills at 10 tokens/s, so holding back any of the four would
+		// cost ten seconds or more: the bound is generous for a loaded
+		// machine and still far below what pacing would take.
+		{"tokens within budget", llm.Limits{TokensPerMinute: 600, Estimate: fixed(100)}, 4, 0, 3 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
