@@ -22,6 +22,17 @@ import (
 // TestMain lets the test binary play a baton run in a child process, so a
 // test can kill it with SIGKILL at a chosen moment.
 func TestMain(m *testing.M) {
+	// The lock files the tests take (filelock keeps them in the user's
+	// cache folder) go to a folder of the test binary's own; child
+	// processes inherit it, so they contend for the same locks.
+	owned := ""
+	if os.Getenv("BATON_TEST_CACHE") == "" {
+		if dir, err := os.MkdirTemp("", "baton-test-cache-"); err == nil {
+			os.Setenv("XDG_CACHE_HOME", dir)
+			os.Setenv("BATON_TEST_CACHE", dir)
+			owned = dir
+		}
+	}
 	if code, ok := agentTestMain(); ok {
 		os.Exit(code)
 	}
@@ -36,7 +47,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if owned != "" {
+		os.RemoveAll(owned)
+	}
+	os.Exit(code)
 }
 
 // volatile are the lines of state.yaml and the ledger that hold clock
