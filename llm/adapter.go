@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 )
 
 // Helpers the provider adapters share. They live here so that both
@@ -27,12 +26,15 @@ func IsTransportError(err error) bool {
 	return false
 }
 
-// Redact masks secret in s. An empty secret leaves s as it is.
+// Redact masks secret in s by the Redactor's rules: a value shorter than
+// minSecret is left alone, a short one is masked only where it stands alone
+// (a key "k" must not turn "tokens" into "to[redacted]ens" in a provider's
+// "prompt is too long" message), a long one wherever it appears.
 func Redact(s, secret string) string {
-	if secret == "" {
+	if len(secret) < minSecret {
 		return s
 	}
-	return strings.ReplaceAll(s, secret, "[redacted]")
+	return replaceSecret(s, secret)
 }
 
 // RedactError returns err, or, when its text holds secret (a provider
@@ -40,8 +42,10 @@ func Redact(s, secret string) string {
 // masked. The original error is dropped from the chain in that case on
 // purpose: anything that unwrapped it could print the key.
 func RedactError(err error, secret string) error {
-	if secret == "" || !strings.Contains(err.Error(), secret) {
+	msg := err.Error()
+	masked := Redact(msg, secret)
+	if masked == msg {
 		return err
 	}
-	return errors.New(Redact(err.Error(), secret))
+	return errors.New(masked)
 }

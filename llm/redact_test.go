@@ -109,3 +109,20 @@ func TestRedactorErrorKeepsWhatRetryNeeds(t *testing.T) {
 		t.Error("nil error became non-nil")
 	}
 }
+
+// The providers' own masking follows the same rules: a short key does not
+// eat into the words of an error message.
+func TestRedactShortKeyLeavesWords(t *testing.T) {
+	msg := "prompt is too long: 19116 tokens > 12000 maximum"
+	for _, key := range []string{"k", "ke", "ok"} {
+		if got := Redact(msg, key); got != msg {
+			t.Errorf("Redact(%q) = %q", key, got)
+		}
+	}
+	if got := Redact("bad key sk-abc: sk-abcdefgh", "sk-abcdefgh"); got != "bad key sk-abc: [redacted]" {
+		t.Errorf("long key: %q", got)
+	}
+	if got := Redact("key abc rejected; abcd kept", "abc"); got != "key [redacted] rejected; abcd kept" {
+		t.Errorf("short key: %q", got)
+	}
+}
