@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-dev/baton/internal/testcache"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/llm/openai"
@@ -22,17 +23,7 @@ import (
 // TestMain lets the test binary play a baton run in a child process, so a
 // test can kill it with SIGKILL at a chosen moment.
 func TestMain(m *testing.M) {
-	// The lock files the tests take (filelock keeps them in the user's
-	// cache folder) go to a folder of the test binary's own; child
-	// processes inherit it, so they contend for the same locks.
-	owned := ""
-	if os.Getenv("BATON_TEST_CACHE") == "" {
-		if dir, err := os.MkdirTemp("", "baton-test-cache-"); err == nil {
-			os.Setenv("XDG_CACHE_HOME", dir)
-			os.Setenv("BATON_TEST_CACHE", dir)
-			owned = dir
-		}
-	}
+	cleanup := testcache.Isolate() // lock files out of the user's cache
 	if code, ok := agentTestMain(); ok {
 		os.Exit(code)
 	}
@@ -48,9 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	if owned != "" {
-		os.RemoveAll(owned)
-	}
+	cleanup()
 	os.Exit(code)
 }
 

@@ -2,33 +2,15 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/baton-dev/baton/internal/testcache"
 )
 
-// TestMain keeps the lock files the tests take (filelock keeps them in the
-// user's cache folder) in a folder of the test binary's own, removed after.
-// Child processes the tests start inherit it, so they contend for the same
-// locks.
+// TestMain keeps the lock files the tests take out of the user's cache.
 func TestMain(m *testing.M) {
-	owned := ""
-	if os.Getenv("BATON_TEST_CACHE") == "" {
-		if dir, err := os.MkdirTemp("", "baton-test-cache-"); err == nil {
-			// Tests here run go build, whose cache also follows
-			// XDG_CACHE_HOME: it stays where it was.
-			if os.Getenv("GOCACHE") == "" {
-				if c, err := os.UserCacheDir(); err == nil {
-					os.Setenv("GOCACHE", filepath.Join(c, "go-build"))
-				}
-			}
-			os.Setenv("XDG_CACHE_HOME", dir)
-			os.Setenv("BATON_TEST_CACHE", dir)
-			owned = dir
-		}
-	}
+	cleanup := testcache.Isolate()
 	code := m.Run()
-	if owned != "" {
-		os.RemoveAll(owned)
-	}
+	cleanup()
 	os.Exit(code)
 }
