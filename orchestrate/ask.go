@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -24,12 +23,6 @@ import (
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
-)
-
-// Planner kinds.
-const (
-	PlannerLLM       = "llm"
-	PlannerRetrieval = "retrieval"
 )
 
 // Defaults for a run; each is a Config field a caller may change.
@@ -57,7 +50,7 @@ type Config struct {
 	Task     string
 	Context  string   // the whole context (documents already combined)
 	Sources  []string // document names, for the record
-	Planner  string   // PlannerLLM or PlannerRetrieval
+	Planner  string   // a planner mode: PlannerAuto (default), PlannerLLM, PlannerFull or PlannerRetrieval
 	Skills   *skill.Library
 	Counter  *tokens.Counter
 	Model    llm.Model // nil: no provider; the run is a dry run
@@ -74,8 +67,11 @@ type Config struct {
 	PlannerMax   int
 	SynthesisMax int
 	Stream       bool
-	Progress     func(Event) // called from several goroutines at once
-	Now          func() time.Time
+	// Window, when > 0, is the context window in tokens of every model of
+	// the run, in place of the one tokens.Window knows (--window).
+	Window   int
+	Progress func(Event) // called from several goroutines at once
+	Now      func() time.Time
 	// Redactor masks secrets (an API key, a gateway token) in every error
 	// text the run quotes: in the record, in progress events, in the
 	// synthesis prompt and in the error Ask returns. Without one, and on
@@ -95,7 +91,7 @@ type Event struct {
 
 func (c *Config) defaults() {
 	if c.Planner == "" {
-		c.Planner = PlannerLLM
+		c.Planner = PlannerAuto
 	}
 	if c.Counter == nil {
 		c.Counter = tokens.ForModel(c.ModelName)
@@ -168,16 +164,13 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 		Model:        cfg.ModelName,
 		PlannerModel: cfg.PlannerModel,
 		Planner:      cfg.Planner,
+		PlannerMode:  cfg.Planner,
 		DryRun:       cfg.DryRun || cfg.Model == nil,
 		Subtasks:     []SubtaskResult{},
 		Warnings:     []string{},
 	}
 	if r.rec.DryRun {
 		r.rec.Provider, r.rec.Model, r.rec.PlannerModel = "", "", ""
-		if cfg.Planner == PlannerLLM {
-			// Without a model only the retrieval planner can plan.
-			r.rec.Planner = PlannerRetrieval
-		}
 	}
 	r.acct.Counter = string(cfg.Counter.Encoding())
 	r.acct.ContextTokens = cfg.Counter.Count(cfg.Context)
@@ -192,6 +185,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	if err != nil && !errors.Is(err, ErrPartial) {
 		r.rec.Error = err.Error()
 	}
+	r.rec.Status = status(r.rec, err)
 	return r.rec, err
 }
 
@@ -199,7 +193,12 @@ func (r *run) ask(ctx context.Context) error {
 	if strings.TrimSpace(r.cfg.Task) == "" {
 		return errors.New("the task is empty")
 	}
-	p, err := r.plan(ctx)
+	if !ValidPlanner(r.cfg.Planner) {
+		return fmt.Errorf("%w %q: use auto, full, llm or retrieval", ErrPlannerMode, r.cfg.Planner)
+	}
+	d := &r.rec.PhaseDurationMS
+	var p *plan.Plan
+	err := r.timed(&d.Plan, func() (err error) { p, err = r.plan(ctx); return err })
 	if err != nil {
 		return err
 	}
@@ -207,111 +206,23 @@ func (r *run) ask(ctx context.Context) error {
 	for _, w := range p.Warnings {
 		r.warnf("plan: %s", w)
 	}
-	r.assemble(p)
+	r.timed(&d.Assemble, func() error { r.assemble(p); return nil })
 	if r.rec.DryRun {
 		r.estimate()
 		return nil
 	}
-	r.rec.ModelCalled = true
-	if err := r.dispatch(ctx); err != nil {
+	if err := r.timed(&d.Dispatch, func() error { return r.dispatch(ctx) }); err != nil {
 		return err
 	}
-	return r.synthesise(ctx)
+	return r.timed(&d.Synthesis, func() error { return r.synthesise(ctx) })
 }
 
-// ---- Phase 1: plan ----
-
-func (r *run) skillInfos() []plan.SkillInfo {
-	var out []plan.SkillInfo
-	for _, s := range r.cfg.Skills.List() {
-		out = append(out, plan.SkillInfo{Name: s.Name, Description: s.Description})
-	}
-	return out
-}
-
-func (r *run) promptInput() plan.PromptInput {
-	var outline []plan.OutlineEntry
-	for _, h := range r.doc.Outline() {
-		outline = append(outline, plan.OutlineEntry{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine})
-	}
-	return plan.PromptInput{
-		Task:          r.cfg.Task,
-		Outline:       outline,
-		Skills:        r.skillInfos(),
-		MaxSubtasks:   r.cfg.MaxSubtasks,
-		DocumentLines: r.doc.NumLines(),
-		Context:       r.cfg.Context,
-	}
-}
-
-func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
-	r.cfg.Progress(Event{Index: -1, Phase: "plan", Status: "running"})
-	if r.rec.Planner == PlannerRetrieval {
-		p := r.retrievalPlan()
-		if r.rec.DryRun && r.cfg.Planner == PlannerLLM {
-			// Count what the model planner would have read, so the
-			// estimate is that of a real run.
-			sys, user := plan.PlannerPrompt(r.promptInput())
-			r.acct.PlannerInputTokens = r.count(sys, user)
-		}
-		return p, nil
-	}
-	sys, user := plan.PlannerPrompt(r.promptInput())
-	req := &llm.Request{
-		Model:       r.cfg.PlannerModel,
-		System:      sys,
-		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user}},
-		Temperature: llm.Float(0),
-		MaxTokens:   r.cfg.PlannerMax,
-		JSONSchema:  &llm.Schema{Name: "plan", Schema: plan.JSONSchema()},
-		Stream:      r.cfg.Stream,
-	}
-	opts := plan.Options{MaxSubtasks: r.cfg.MaxSubtasks, Lines: r.doc.NumLines()}
-	resp, err := r.call(ctx, req, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
-	var pe *llm.ProviderError
-	if err != nil && errors.As(err, &pe) && pe.StatusCode == http.StatusBadRequest {
-		// Some models and compatible servers refuse structured output.
-		// The plan parser tolerates free text, so ask again without it.
-		r.warnf("the provider refused the planner request with a JSON schema (%s); asked again without one", r.errText(err))
-		req.JSONSchema = nil
-		resp, err = r.call(ctx, req, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
-	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
-	p, perr := plan.Parse(resp.Text, opts)
-	if perr == nil {
-		return p, nil
-	}
-	// Exactly one repair round-trip, quoting the validation error.
-	r.warnf("planner output was not a valid plan (%v); asked once for a repair", oneLine(perr))
-	req.Messages = append(req.Messages,
-		llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
-		llm.Message{Role: llm.RoleUser, Content: plan.RepairPrompt(resp.Text, perr)})
-	resp, err = r.call(ctx, req, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
-	if err != nil {
-		return nil, fmt.Errorf("plan repair: %w", err)
-	}
-	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
-	p, perr = plan.Parse(resp.Text, opts)
-	if perr != nil {
-		return nil, fmt.Errorf("%w after one repair: %s", ErrPlan, oneLine(perr))
-	}
-	return p, nil
-}
-
-func (r *run) retrievalPlan() *plan.Plan {
-	var sections []plan.SectionText
-	lines := r.doc.Lines()
-	for _, h := range r.doc.Outline() {
-		body := ""
-		if h.Line >= 1 && h.EndLine <= len(lines) && h.Line <= h.EndLine {
-			body = strings.Join(lines[h.Line-1:h.EndLine], "\n")
-		}
-		sections = append(sections, plan.SectionText{Title: h.Title, Path: h.Path, Level: h.Level, Line: h.Line, EndLine: h.EndLine, Text: body})
-	}
-	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: sections, Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks})
+// timed runs one phase and stores its wall time in *ms.
+func (r *run) timed(ms *int64, phase func() error) error {
+	t0 := r.cfg.Now()
+	err := phase()
+	*ms = r.cfg.Now().Sub(t0).Milliseconds()
+	return err
 }
 
 // ---- Phase 2: assemble (no model call) ----
@@ -331,7 +242,9 @@ func (r *run) assemble(p *plan.Plan) {
 
 // prepare cuts the slice of subtask i and builds its request; it also counts
 // the naive prompt (the same request with the whole context) for accounting.
-func (r *run) prepare(i int) *llm.Request {
+// A request that would not fit its model's window is a *WindowError, and is
+// on neither side of the accounting: it is never sent.
+func (r *run) prepare(i int) (*llm.Request, error) {
 	res := &r.rec.Subtasks[i]
 	st := r.rec.Plan.Subtasks[i]
 	sk, ok := r.cfg.Skills.Get(st.Skill)
@@ -374,20 +287,26 @@ func (r *run) prepare(i int) *llm.Request {
 	}
 	sysTokens, instrTokens := r.systemTokens(sk.Name, req.System), r.count(instr)
 	res.PromptTokens = sysTokens + r.count(block) + instrTokens
+	if err := r.fits(fmt.Sprintf("subtask %d", i+1), req, res.PromptTokens); err != nil {
+		return nil, err
+	}
 	naive := sysTokens + r.naiveBlockTokens() + instrTokens
 	r.mu.Lock()
 	r.acct.SubagentInputTokens += res.PromptTokens
 	r.acct.NaiveInputTokens += naive
 	r.mu.Unlock()
-	return req
+	return req, nil
 }
 
 // estimate fills the accounting of a dry run: every delegated prompt is
 // built and counted, nothing is sent.
 func (r *run) estimate() {
 	for i := range r.rec.Subtasks {
-		if r.rec.Subtasks[i].Mode == ModeDelegated {
-			r.prepare(i)
+		if r.rec.Subtasks[i].Mode != ModeDelegated {
+			continue
+		}
+		if _, err := r.prepare(i); err != nil {
+			r.warnf("%s; a real run would fail this subtask", oneLine(err))
 		}
 	}
 	r.acct.Estimate = true
@@ -401,19 +320,34 @@ func (r *run) dispatch(ctx context.Context) error {
 	// freed by a finished sub-agent is taken at once rather than after the
 	// next subtask's slice has been cut and counted.
 	reqs := map[int]*llm.Request{}
-	for i := range r.rec.Subtasks {
-		if r.rec.Subtasks[i].Mode == ModeDelegated {
-			reqs[i] = r.prepare(i)
-		}
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.cfg.Concurrency)
 	var failed int
 	for i := range r.rec.Subtasks {
 		if r.rec.Subtasks[i].Mode != ModeDelegated {
 			continue
 		}
-		req := reqs[i]
+		req, err := r.prepare(i)
+		if err != nil {
+			// Over its window: failed, never sent. Map-reduce over
+			// parts of the slice is what would rescue it.
+			res := &r.rec.Subtasks[i]
+			res.Status, res.Error = StatusFailed, r.errText(err)
+			failed++
+			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "failed", Message: res.Error})
+			if r.cfg.FailFast {
+				r.failed = failed
+				return fmt.Errorf("--fail-fast: subtask %d: %w", i+1, err)
+			}
+			continue
+		}
+		reqs[i] = req
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.Concurrency)
+	for i := range r.rec.Subtasks {
+		req, ok := reqs[i]
+		if !ok {
+			continue
+		}
 		g.Go(func() error {
 			res := &r.rec.Subtasks[i]
 			if gctx.Err() != nil {
@@ -423,6 +357,9 @@ func (r *run) dispatch(ctx context.Context) error {
 			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "running", Message: res.Task})
 			t0 := r.cfg.Now()
 			var usage llm.Usage
+			r.mu.Lock()
+			r.rec.ModelCalled = true
+			r.mu.Unlock()
 			resp, err := generateRecovered(gctx, r.cfg.Model, req)
 			res.DurationMS = r.cfg.Now().Sub(t0).Milliseconds()
 			if resp != nil {
@@ -488,7 +425,7 @@ func (r *run) synthesise(ctx context.Context) error {
 		MaxTokens:   r.cfg.SynthesisMax,
 		Stream:      r.cfg.Stream,
 	}
-	resp, err := r.call(ctx, req, &r.rec.Usage.Synthesis, &r.acct.SynthesisInputTokens)
+	resp, err := r.call(ctx, "synthesis", req, r.requestTokens(req), &r.rec.Usage.Synthesis, &r.acct.SynthesisInputTokens)
 	// The naive run would have sent the same synthesis prompt.
 	r.acct.NaiveInputTokens += r.acct.PlannerInputTokens + r.acct.SynthesisInputTokens
 	if err != nil {
@@ -512,16 +449,16 @@ func (r *run) delegated() int {
 	return n
 }
 
-// call sends one request, adds its reported usage to *usage and its local
-// prompt count to *counted. The prompt is counted even when the call fails:
-// it was sent.
-func (r *run) call(ctx context.Context, req *llm.Request, usage *llm.Usage, counted *int) (*llm.Response, error) {
-	parts := []string{req.System}
-	for _, m := range req.Messages {
-		parts = append(parts, m.Content)
+// call sends one request of n counted prompt tokens, adds its reported
+// usage to *usage and n to *counted. A request that would not fit its
+// model's window is not sent (a *WindowError). The prompt is counted even
+// when the call fails: it was sent.
+func (r *run) call(ctx context.Context, what string, req *llm.Request, n int, usage *llm.Usage, counted *int) (*llm.Response, error) {
+	if err := r.fits(what, req, n); err != nil {
+		return nil, err
 	}
-	n := r.count(parts...)
 	*counted += n
+	r.rec.ModelCalled = true
 	resp, err := r.cfg.Model.Generate(ctx, req)
 	if resp != nil {
 		*usage = usage.Add(resp.Usage)

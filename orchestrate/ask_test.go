@@ -253,7 +253,9 @@ func TestAskRepairsAnInvalidPlanOnce(t *testing.T) {
 
 func TestAskInvalidPlanAfterRepairFails(t *testing.T) {
 	s := llmtest.NewServer(t, script(llmtest.Text("I cannot do that."), llmtest.Text(`{"subtasks": [{"task": ""}]}`)))
-	rec, err := orchestrate.Ask(context.Background(), config(providers["anthropic"](t, s)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Planner = orchestrate.PlannerLLM // asked for by name: no fallback
+	rec, err := orchestrate.Ask(context.Background(), cfg)
 	if !errors.Is(err, orchestrate.ErrPlan) {
 		t.Fatalf("err = %v, want ErrPlan", err)
 	}

@@ -2,6 +2,7 @@ package orchestrate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -23,21 +24,60 @@ const (
 	StatusSkipped = "skipped" // not run: a dry run, or cancelled by --fail-fast
 )
 
-// Record is everything one `baton ask` run did, saved as JSON. Its field names
-// are a public contract: scripts read them.
+// Run statuses, the values of Record.Status.
+const (
+	RunOK      = "ok"      // an answer from every subtask
+	RunPartial = "partial" // an answer, but some delegated subtasks failed
+	RunFailed  = "failed"  // no answer; Error says why
+	RunDryRun  = "dry_run" // no model was called; the figures are estimates
+)
+
+// Record is everything one `baton ask` run did, saved as JSON, on failure
+// too. Its field names are a public contract: scripts read them, and fields
+// are only ever added.
+//
+// What a script usually reads first:
+//
+//   - status: "ok", "partial", "failed" or "dry_run" (the RunOK... constants).
+//     A partial run has an answer that says what is missing; a failed run
+//     has none, and error says why.
+//   - model_called: true whenever any request reached a provider, failed runs
+//     included; then usage holds what the provider reported, which was paid
+//     for. False for dry runs, and for runs that stopped before any call.
+//   - planner: the planner that made the plan, "llm" or "retrieval";
+//     planner_mode is the mode asked for ("auto", "full", "llm",
+//     "retrieval") and planner_reason says why planner ran: the mode asked
+//     for, the window check of auto, or the LLM planner's failure that made
+//     auto fall back to the retrieval planner.
+//   - phase_duration_ms: wall time of each phase (plan, assemble, dispatch,
+//     synthesis); a phase that did not run is 0. duration_ms is the whole run.
+//   - windows: the context window each model's requests were checked
+//     against, and where it came from ("known", "override" for --window,
+//     "assumed" for a model baton does not know). A request that would not
+//     fit (see WindowMargin) is never sent: the planner falls back (under
+//     auto), a subtask fails, a synthesis ends the run.
 type Record struct {
 	ID        string    `json:"id"`
 	StartedAt time.Time `json:"started_at"`
 	Task      string    `json:"task"`
 	Documents []string  `json:"documents"`
+	// Status is RunOK, RunPartial, RunFailed or RunDryRun.
+	Status string `json:"status"`
 
 	Provider     string `json:"provider,omitempty"`
 	Model        string `json:"model,omitempty"`
 	PlannerModel string `json:"planner_model,omitempty"`
-	// Planner is "llm" or "retrieval".
+	// Planner is the planner that made the plan: "llm" or "retrieval".
 	Planner string `json:"planner"`
-	// ModelCalled is false for dry runs and runs without a provider: then
-	// every token figure is a local count, not provider usage.
+	// PlannerMode is the mode asked for: "auto", "full", "llm" or
+	// "retrieval".
+	PlannerMode string `json:"planner_mode"`
+	// PlannerReason says why Planner ran.
+	PlannerReason string `json:"planner_reason"`
+	// ModelCalled is true whenever a request was sent to a provider, also
+	// when the run then failed. When false (dry runs, runs without a
+	// provider, runs that failed before a call) every token figure is a
+	// local count, not provider usage.
 	ModelCalled bool `json:"model_called"`
 	DryRun      bool `json:"dry_run"`
 
@@ -49,9 +89,36 @@ type Record struct {
 	Subtasks       []SubtaskResult `json:"subtasks"`
 	Usage          PhaseUsage      `json:"usage"`
 	Accounting     Accounting      `json:"accounting"`
-	Warnings       []string        `json:"warnings"`
-	Error          string          `json:"error,omitempty"`
-	DurationMS     int64           `json:"duration_ms"`
+	// Windows holds one entry per model whose requests were checked.
+	Windows  []ModelWindow `json:"windows"`
+	Warnings []string      `json:"warnings"`
+	Error    string        `json:"error,omitempty"`
+	// DurationMS is the whole run; PhaseDurationMS splits it by phase.
+	DurationMS      int64          `json:"duration_ms"`
+	PhaseDurationMS PhaseDurations `json:"phase_duration_ms"`
+}
+
+// PhaseDurations is the wall time of each phase in milliseconds; 0 for a
+// phase that did not run. Sub-agents run in parallel, so dispatch is less
+// than the sum of the subtasks' own duration_ms.
+type PhaseDurations struct {
+	Plan      int64 `json:"plan"`
+	Assemble  int64 `json:"assemble"`
+	Dispatch  int64 `json:"dispatch"`
+	Synthesis int64 `json:"synthesis"`
+}
+
+// status is the Status of a record that Ask ends with err.
+func status(rec *Record, err error) string {
+	switch {
+	case err == nil && rec.DryRun:
+		return RunDryRun
+	case err == nil:
+		return RunOK
+	case errors.Is(err, ErrPartial):
+		return RunPartial
+	}
+	return RunFailed
 }
 
 // SubtaskResult is one subtask of the plan and what became of it.
@@ -65,7 +132,8 @@ type SubtaskResult struct {
 	// self-answered subtasks).
 	ContextTokens int `json:"context_tokens"`
 	// PromptTokens is the local count of everything sent for this subtask:
-	// system prompt and user message.
+	// system prompt and user message (for one refused as over its window,
+	// what would have been sent).
 	PromptTokens int       `json:"prompt_tokens"`
 	Usage        llm.Usage `json:"usage"`
 	Error        string    `json:"error"`
