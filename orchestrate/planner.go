@@ -74,6 +74,7 @@ func (r *run) choosePlanner() plannerChoice {
 			r.warnf("%s; a real run with --planner %s would fail", oneLine(fitErr), requested)
 		} else if fitErr != nil {
 			c.reason += "; a real run would too: " + oneLine(fitErr)
+			r.warnf("%s; a real run would plan with the retrieval planner", oneLine(fitErr))
 		}
 	case fitErr != nil && c.explicit:
 		// Asked for by name: the run fails with the window error when

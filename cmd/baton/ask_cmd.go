@@ -37,6 +37,7 @@ type askFlags struct {
 	failFast     bool
 	stream       bool
 	subagentMax  int
+	window       int
 	runsDir      string
 	noSave       bool
 }
@@ -56,6 +57,15 @@ or line range with no model call. The results are synthesised into one answer.
 The run record (--json, and saved under .baton/runs/<id>.json) shows the plan,
 every subtask, the usage each provider reported and how many input tokens the
 run saved against sending the whole context to every sub-agent.
+
+No request is sent that would not fit its model's window (the known window
+of the model, or --window), counted locally with a 10% margin plus the
+tokens reserved for the reply. With --planner auto (the default) a planner
+request over the window is not sent and the retrieval planner plans instead,
+as it does when the LLM planner gives no valid plan after its repair round;
+both are warnings, and the record's planner_reason says why. With --planner
+full (or llm) either ends the run with exit 1. A sub-agent whose slice would
+not fit fails without being sent; so does a synthesis.
 
 Without a provider (or with --dry-run) no model is called: a retrieval planner
 builds the plan, the assembler cuts the slices, and baton prints the plan, the
@@ -80,7 +90,8 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	fl.StringArrayVar(&f.docs, "doc", nil, "document: a file, a folder (its markdown and text files), or - for stdin (repeatable)")
 	f.models.register(fl)
 	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
-	fl.StringVar(&f.planner, "planner", orchestrate.PlannerLLM, "planner: llm (a model call) or retrieval (ranks sections, no model call)")
+	fl.StringVar(&f.planner, "planner", orchestrate.PlannerAuto, "planner: auto (full when its request fits the window, else retrieval; falls back to retrieval if full fails), full or llm (a model call over the whole context), retrieval (ranks sections, no model call)")
+	fl.IntVar(&f.window, "window", 0, "context window of the models in tokens (0: baton's table of known models); no request over it is sent")
 	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once")
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", orchestrate.DefaultMaxSubtasks, "most subtasks a plan may have")
 	fl.StringArrayVar(&f.skills, "skills", nil, "folder of custom skills; overrides built-ins by name (repeatable)")
@@ -102,8 +113,10 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return usageErrorf("the task is empty")
 	case len(f.docs) == 0:
 		return usageErrorf("give at least one --doc (a file, a folder, or - for stdin)")
-	case f.planner != orchestrate.PlannerLLM && f.planner != orchestrate.PlannerRetrieval:
-		return usageErrorf("--planner must be llm or retrieval, not %q", f.planner)
+	case !orchestrate.ValidPlanner(f.planner):
+		return usageErrorf("--planner must be auto, full, llm or retrieval, not %q", f.planner)
+	case f.window < 0:
+		return usageErrorf("--window must be 0 (known windows) or a number of tokens")
 	case f.concurrency < 1:
 		return usageErrorf("--concurrency must be at least 1")
 	case f.maxSubtasks < 1:
@@ -135,6 +148,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		MaxSubtasks: f.maxSubtasks,
 		SubagentMax: f.subagentMax,
 		Stream:      f.stream,
+		Window:      f.window,
 	}
 	for _, s := range docs.Sources {
 		cfg.Sources = append(cfg.Sources, s.Name)
@@ -164,6 +178,11 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 			cfg.PlannerModel = f.plannerModel
 			cfg.Model, cfg.Redactor = m, sel.Redactor
 		}
+	}
+	if cfg.Model == nil && f.models.model != "" {
+		// A dry run names no provider, but a --model given still decides
+		// the counter and the window the estimate is checked against.
+		cfg.ModelName, cfg.PlannerModel = f.models.model, f.plannerModel
 	}
 	cfg.Counter = tokens.ForModel(cfg.ModelName)
 

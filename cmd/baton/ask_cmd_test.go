@@ -242,6 +242,8 @@ func TestAskUsageAndInputErrors(t *testing.T) {
 		{[]string{"ask", "--doc", exampleDoc}, exitUsage, "TASK"},
 		{[]string{"ask", "--doc", exampleDoc, "--planner", "oracle", "t"}, exitUsage, "--planner"},
 		{[]string{"ask", "--doc", exampleDoc, "--concurrency", "0", "t"}, exitUsage, "--concurrency"},
+		{[]string{"ask", "--doc", exampleDoc, "--planner", "outline", "t"}, exitUsage, "--planner"},
+		{[]string{"ask", "--doc", exampleDoc, "--window", "-1", "t"}, exitUsage, "--window"},
 		{[]string{"ask", "--doc", "no/such/file.md", "t"}, exitError, "no/such/file.md"},
 		{[]string{"ask", "--doc", exampleDoc, "--provider", "anthropic", "t"}, exitError, "ANTHROPIC_API_KEY"},
 		{[]string{"ask", "--doc", exampleDoc, "--provider", "nonsense", "t"}, exitError, "nonsense"},
@@ -263,7 +265,8 @@ func TestAskInvalidPlanKeepsRecord(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "k")
 	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
 	runs := t.TempDir()
-	code, _, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--runs-dir", runs, "task")
+	// Asked for by name, the LLM planner does not fall back.
+	code, _, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--planner", "full", "--runs-dir", runs, "task")
 	if code != exitError || !strings.Contains(errOut, "valid plan") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -275,6 +278,9 @@ func TestAskInvalidPlanKeepsRecord(t *testing.T) {
 	rec := decodeRecord(t, string(data))
 	if len(rec.PlannerOutputs) != 2 || rec.PlannerOutputs[1] != "no plan here" || s.Count() != 2 {
 		t.Errorf("planner outputs %q, requests %d", rec.PlannerOutputs, s.Count())
+	}
+	if !rec.ModelCalled || rec.Status != orchestrate.RunFailed || rec.Usage.Planner.InputTokens == 0 {
+		t.Errorf("model_called %v, status %q, planner usage %+v; want the paid calls recorded", rec.ModelCalled, rec.Status, rec.Usage.Planner)
 	}
 }
 
