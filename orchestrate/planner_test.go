@@ -121,3 +121,45 @@ func TestAskRecordStatus(t *testing.T) {
 		})
 	}
 }
+
+// The repair round is checked like any request: when the planner's long
+// invalid answer makes the repair request too big for the window, it is not
+// sent; auto falls back, an explicit LLM planner fails with ErrWindow.
+func TestAskRepairOverTheWindowIsNotSent(t *testing.T) {
+	long := "I cannot plan this. " + strings.Repeat("rambling ", 3000)
+	// Learn the first planner request's size from the fake, which counts
+	// with the same encoding, then give a window it fits with little room.
+	probe := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
+	if _, err := orchestrate.Ask(context.Background(), config(providers["openai"](t, probe))); err != nil {
+		t.Fatal(err)
+	}
+	first := int(probe.Requests()[0].Usage.InputTokens)
+	window := first + first/10 + 1 + orchestrate.DefaultPlannerTokens + 200
+
+	for _, mode := range []string{orchestrate.PlannerAuto, orchestrate.PlannerLLM} {
+		t.Run(mode, func(t *testing.T) {
+			s := llmtest.NewServer(t, script(llmtest.Text(long), llmtest.Text(planJSON)))
+			cfg := config(providers["openai"](t, s))
+			cfg.Planner, cfg.Window = mode, window
+			rec, err := orchestrate.Ask(context.Background(), cfg)
+			planners := 0
+			for _, r := range s.Requests() {
+				if isPlanner(r) {
+					planners++
+				}
+			}
+			if planners != 1 {
+				t.Errorf("planner requests = %d, want 1: the repair is over the window", planners)
+			}
+			if mode == orchestrate.PlannerLLM {
+				if !errors.Is(err, orchestrate.ErrWindow) || rec.Status != orchestrate.RunFailed {
+					t.Errorf("err = %v, status %q; want ErrWindow, failed", err, rec.Status)
+				}
+				return
+			}
+			if err != nil || rec.Planner != orchestrate.PlannerRetrieval || !strings.Contains(rec.PlannerReason, "repair request would not fit") {
+				t.Errorf("err %v, planner %q, reason %q", err, rec.Planner, rec.PlannerReason)
+			}
+		})
+	}
+}
