@@ -167,6 +167,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 		PlannerMode:  cfg.Planner,
 		DryRun:       cfg.DryRun || cfg.Model == nil,
 		Subtasks:     []SubtaskResult{},
+		Windows:      []ModelWindow{},
 		Warnings:     []string{},
 	}
 	if r.rec.DryRun {

@@ -158,8 +158,7 @@ func TestAskAutoPlannerFallsBackWhenTheProviderSaysTooLong(t *testing.T) {
 func TestAskSubagentSliceOverTheWindowIsNotSent(t *testing.T) {
 	s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
 	s.SetContextWindow(smallWindow)
-	text := "# Report\n\n## Small\n\nmarker-small facts.\n\n" + strings.TrimPrefix(bigDoc(1, 9000), "# Annual report\n\n")
-	cfg := windowConfig(providers["anthropic"](t, s), text)
+	cfg := windowConfig(providers["anthropic"](t, s), bigSection())
 	cfg.Task = "What do the small section and part 1 say?"
 	cfg.Planner = orchestrate.PlannerRetrieval
 	rec, err := orchestrate.Ask(context.Background(), cfg)
@@ -214,5 +213,54 @@ func TestAskSynthesisOverTheWindowIsNotSent(t *testing.T) {
 	}
 	if !rec.ModelCalled || rec.Status != orchestrate.RunFailed {
 		t.Errorf("model_called = %v, status = %q; want true, failed", rec.ModelCalled, rec.Status)
+	}
+}
+
+// bigSection is a document with one small section and one far over
+// smallWindow.
+func bigSection() string {
+	return "# Report\n\n## Small\n\nmarker-small facts.\n\n" + strings.TrimPrefix(bigDoc(1, 9000), "# Annual report\n\n")
+}
+
+// With --fail-fast a slice over the window ends the run before anything is
+// sent to a sub-agent.
+func TestAskFailFastOverTheWindowSendsNoSubagent(t *testing.T) {
+	s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
+	cfg := windowConfig(providers["openai"](t, s), bigSection())
+	cfg.Task = "What do the small section and part 1 say?"
+	cfg.Planner, cfg.FailFast = orchestrate.PlannerRetrieval, true
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if !errors.Is(err, orchestrate.ErrWindow) {
+		t.Fatalf("err = %v, want ErrWindow", err)
+	}
+	if s.Count() != 0 {
+		t.Errorf("%d requests sent; want none", s.Count())
+	}
+	if rec.ModelCalled || rec.Status != orchestrate.RunFailed {
+		t.Errorf("model_called %v, status %q; want false, failed", rec.ModelCalled, rec.Status)
+	}
+}
+
+// A dry run says which subtask a real run would fail, and leaves it out of
+// the estimate of what would be sent.
+func TestAskDryRunWarnsOfASliceOverTheWindow(t *testing.T) {
+	cfg := windowConfig(nil, bigSection())
+	cfg.Task = "What do the small section and part 1 say?"
+	cfg.DryRun = true
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(rec.Warnings, "\n"), "a real run would fail this subtask") {
+		t.Errorf("no warning: %v", rec.Warnings)
+	}
+	big := 0
+	for _, s := range rec.Subtasks {
+		if s.ContextTokens > smallWindow {
+			big += s.PromptTokens
+		}
+	}
+	if big == 0 || rec.Accounting.SubagentInputTokens >= big {
+		t.Errorf("sub-agent input %d includes the %d-token prompt that would not be sent", rec.Accounting.SubagentInputTokens, big)
 	}
 }
