@@ -89,18 +89,22 @@ func (o *Outline) tooLarge(c Counter) error {
 // costs holds the token count of each part of each entry's line, counted
 // once, so trying a depth costs a sum and not a tokenization.
 type costs struct {
-	header  int   // the outline's notes and document lines, at their longest
-	fixed   []int // pointer, range and size
-	lead    []int
-	collaps []int // the "N subsections hidden" note
-	depth   []int
-	subtree []int
+	header   [2][2]int // the notes and document lines, by [collapsed][leads]
+	fixed    []int     // pointer, range and size
+	lead     []int
+	collaps  []int // the "N subsections hidden" note
+	depth    []int
+	maxDepth int
 }
 
 func newCosts(o *Outline, c Counter) *costs {
-	k := &costs{}
-	o.Depth, o.Leads = 1, false
-	k.header = c.Count(o.header())
+	k := &costs{maxDepth: o.MaxDepth}
+	for collapsed := range 2 {
+		for leads := range 2 {
+			o.Depth, o.Leads = o.MaxDepth-collapsed, leads == 1
+			k.header[collapsed][leads] = c.Count(o.header())
+		}
+	}
 	for _, e := range o.all {
 		k.fixed = append(k.fixed, c.Count(o.fixedPart(e))+1)
 		lead := 0
@@ -114,13 +118,19 @@ func newCosts(o *Outline, c Counter) *costs {
 		}
 		k.collaps = append(k.collaps, hid)
 		k.depth = append(k.depth, e.Depth)
-		k.subtree = append(k.subtree, e.subtree)
 	}
 	return k
 }
 
 func (k *costs) estimate(depth int, leads bool) int {
-	n := k.header
+	collapsed, withLeads := 0, 0
+	if depth < k.maxDepth {
+		collapsed = 1
+	}
+	if leads {
+		withLeads = 1
+	}
+	n := k.header[collapsed][withLeads]
 	for i := range k.fixed {
 		if k.depth[i] > depth {
 			continue
