@@ -33,14 +33,15 @@ func Build(docs []Source, c Counter, budget int) (*Outline, error) {
 	cost := newCosts(o, c)
 	for _, leads := range []bool{true, false} {
 		for depth := o.MaxDepth; depth >= min(1, o.MaxDepth); depth-- {
-			if budget > 0 && cost.estimate(depth, leads) > budget {
+			// The estimate sums the counts of each line's parts; the
+			// tokenizer may join or split a few tokens where the parts
+			// meet, so only an estimate well over the budget is skipped
+			// uncounted, and the rendered text has the last word.
+			if budget > 0 && cost.estimate(depth, leads) > budget+budget/20 {
 				continue
 			}
 			o.choose(depth, leads)
 			o.Tokens = c.Count(o.Text())
-			// The estimate sums counts of the parts of each line; the
-			// tokenizer may join a few tokens across parts, so the
-			// rendered text has the last word.
 			if budget <= 0 || o.Tokens <= budget {
 				return o, nil
 			}

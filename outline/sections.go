@@ -144,13 +144,12 @@ var (
 // stripped to read: list and quote markers, emphasis, links and images
 // (their text kept), HTML tags, table pipes. Code blocks are skipped.
 func lead(body string) string {
-	lines := strings.Split(body, "\n")
-	if len(lines) > 0 {
-		lines = lines[1:] // the heading
-	}
+	_, rest, _ := strings.Cut(body, "\n") // the heading line
 	var words []string
 	inFence := false
-	for i, l := range lines {
+	for first := true; rest != "" && len(words) < leadWords; first = false {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
 		l = strings.TrimRight(l, "\r")
 		if fence.MatchString(l) {
 			inFence = !inFence
@@ -159,11 +158,14 @@ func lead(body string) string {
 		if inFence || strings.TrimSpace(l) == "" || tableRule.MatchString(l) {
 			continue
 		}
-		if i == 0 && underline.MatchString(l) {
+		if first && underline.MatchString(l) {
 			continue // a setext heading's underline
 		}
 		if strings.HasPrefix(strings.TrimSpace(l), "[") && strings.Contains(l, "]:") {
 			continue // a link reference definition
+		}
+		if len(l) > 4*leadBytes {
+			l = l[:4*leadBytes] // a lead needs no more, and regexps on a huge line cost
 		}
 		l = blockMark.ReplaceAllString(l, "")
 		l = image.ReplaceAllString(l, "$1")

@@ -112,3 +112,36 @@ func CheckOutlinePlan(p *Plan, known func(path string) bool) error {
 	}
 	return nil
 }
+
+// PathsToLines rewrites each section pointer of p into the line range lookup
+// gives it (first and last line, 1-based, inclusive), so the assembler cuts
+// exactly the section the outline named: heading matching knows nothing of
+// the outline's ordinals ("Notes (2)"). Pointers lookup does not know stay
+// sections, and are returned, without duplicates, for the caller to warn
+// about. A range already in the plan is not repeated.
+func PathsToLines(p *Plan, lookup func(path string) (first, last int, ok bool)) (unknown []string) {
+	if p == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for i := range p.Subtasks {
+		ptrs := &p.Subtasks[i].ContextPointers
+		var keep []string
+		for _, sec := range ptrs.Sections {
+			first, last, ok := lookup(sec)
+			if !ok {
+				keep = append(keep, sec)
+				if !seen[sec] {
+					seen[sec] = true
+					unknown = append(unknown, sec)
+				}
+				continue
+			}
+			if r := [2]int{first, last}; !slices.Contains(ptrs.LineRanges, r) {
+				ptrs.LineRanges = append(ptrs.LineRanges, r)
+			}
+		}
+		ptrs.Sections = keep
+	}
+	return unknown
+}

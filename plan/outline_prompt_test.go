@@ -156,3 +156,39 @@ func TestCheckOutlinePlan(t *testing.T) {
 		t.Errorf("nil plan: err = %v", err)
 	}
 }
+
+func TestPathsToLines(t *testing.T) {
+	o := buildOutline(t)
+	lookup := func(p string) (int, int, bool) {
+		e, ok := o.Lookup(p)
+		return e.Line, e.EndLine, ok
+	}
+	p := &plan.Plan{Subtasks: []plan.Subtask{
+		{Task: "a", Skill: "lookup", ContextPointers: plan.Pointers{Sections: []string{"Globex > Notes (2)", "Nope"}, LineRanges: [][2]int{{1, 2}}}},
+		{Task: "b", Skill: "summarization", ContextPointers: plan.Pointers{Sections: []string{"Globex > Pricing", "Globex > Pricing", "Nope"}}},
+		{Task: "c", Skill: "summarization"},
+	}}
+	unknown := plan.PathsToLines(p, lookup)
+	if diff := cmp.Diff([]string{"Nope"}, unknown); diff != "" {
+		t.Errorf("unknown (-want +got):\n%s", diff)
+	}
+	want := []plan.Pointers{
+		{Sections: []string{"Nope"}, LineRanges: [][2]int{{1, 2}, {15, 17}}},
+		{Sections: []string{"Nope"}, LineRanges: [][2]int{{6, 11}}},
+		{},
+	}
+	for i, st := range p.Subtasks {
+		if diff := cmp.Diff(want[i], st.ContextPointers); diff != "" {
+			t.Errorf("subtask %d pointers (-want +got):\n%s", i+1, diff)
+		}
+	}
+	// The rewritten plan is still valid, and slices the named lines.
+	if err := p.Validate(plan.Options{Lines: 22}); err != nil {
+		t.Errorf("Validate after PathsToLines: %v", err)
+	}
+	doc := slice.Parse([]byte(outlineDoc))
+	lines := doc.Lines()
+	if got := strings.Join(lines[14:17], "\n"); !strings.Contains(got, "## Notes") || !strings.Contains(got, "2027") || strings.Contains(got, "slow") {
+		t.Errorf("lines 15-17 are not the second Notes section:\n%s", got)
+	}
+}
