@@ -233,6 +233,8 @@ func TestLead(t *testing.T) {
 		{"reference definition", "# H\n[x]: https://example.com\nText after it.\n", "Text after it."},
 		{"setext underline", "Title\n=====\nBody text here.\n", "Body text here."},
 		{"empty", "# H\n\n", ""},
+		{"escapes", "# H\n(\\*openai.Model, error) and \\_x\\_ stay.\n", "(*openai.Model, error) and _x_ stay."},
+		{"tag cut off", "# H\nSee <a href=\"http://example.com/a-very-long", "See"},
 		{"long word", "# H\n" + strings.Repeat("x", 500), strings.Repeat("x", 200) + "…"},
 		{"utf8 cut", "# H\n" + strings.Repeat("é", 150), strings.Repeat("é", 100) + "…"},
 	} {

@@ -122,8 +122,9 @@ func lineStarts(s string) []int {
 // leadWords bounds a lead when no sentence ends sooner; leadBytes bounds it
 // when the words are long (a URL, a base64 blob).
 const (
-	leadWords = 25
-	leadBytes = 200
+	privateUse = 0xE000
+	leadWords  = 25
+	leadBytes  = 200
 )
 
 var (
@@ -134,7 +135,8 @@ var (
 	image      = regexp.MustCompile(`!\[([^\]]*)\]\([^)]*\)`)
 	link       = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 	refLink    = regexp.MustCompile(`\[([^\]]*)\]\[[^\]]*\]`)
-	htmlTag    = regexp.MustCompile(`</?[A-Za-z][^>]*>|<!--.*?-->`)
+	htmlTag    = regexp.MustCompile(`</?[A-Za-z][^>]*(?:>|$)|<!--.*?(?:-->|$)`)
+	escaped    = regexp.MustCompile("\\\\([!-/:-@\\[-`{-~])")
 	emphasis   = regexp.MustCompile("[*_`~]+")
 	sentenceAt = regexp.MustCompile(`[.!?](?:["')\]]*)(?:\s|$)`)
 )
@@ -172,7 +174,16 @@ func lead(body string) string {
 		l = link.ReplaceAllString(l, "$1")
 		l = refLink.ReplaceAllString(l, "$1")
 		l = htmlTag.ReplaceAllString(l, "")
+		// An escaped '*' is text, not emphasis: it hides in the private
+		// use area while emphasis goes.
+		l = escaped.ReplaceAllStringFunc(l, func(m string) string { return string(rune(privateUse + int(m[1]))) })
 		l = emphasis.ReplaceAllString(l, "")
+		l = strings.Map(func(r rune) rune {
+			if r >= privateUse && r < privateUse+128 {
+				return r - privateUse
+			}
+			return r
+		}, l)
 		l = strings.ReplaceAll(l, "|", " ")
 		for _, w := range strings.Fields(l) {
 			words = append(words, w)
