@@ -11,17 +11,26 @@ import (
 //
 // When the full outline does not fit, Build tries, in order, every depth
 // from the deepest to 1 with leads, then every depth from the deepest to 1
-// without leads, and keeps the first that fits: deeper levels collapse into
+// without leads, and keeps the first that fits (a try whose estimate, the
+// sum of its lines' counts, is more than 5% over the budget is skipped
+// without rendering it): deeper levels collapse into
 // their ancestors before any lead goes, and once leads go the structure
 // comes back as deep as fits. When even the top-level headings without
 // leads do not fit, it returns a *TooLargeError (wrapping ErrTooLarge). The
 // result depends only on the input.
 func Build(docs []Source, c Counter, budget int) (*Outline, error) {
 	o := &Outline{Budget: max(budget, 0), index: map[string]int{}}
+	names := map[string]bool{}
 	for _, s := range docs {
 		if s.Doc == nil {
 			return nil, fmt.Errorf("outline: document %q is missing", s.Name)
 		}
+		// Pointers name the document when there are several, so two of
+		// the same name would make them ambiguous.
+		if names[s.Name] {
+			return nil, fmt.Errorf("outline: two documents are named %q; give each a distinct name", s.Name)
+		}
+		names[s.Name] = true
 		info, entries := sections(s, c)
 		o.Documents = append(o.Documents, info)
 		o.all = append(o.all, entries...)

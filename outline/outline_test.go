@@ -175,6 +175,9 @@ func TestMultipleDocuments(t *testing.T) {
 	if e, ok := o.Lookup("b.md > Pricing"); !ok || e.Document != "b.md" {
 		t.Errorf("Lookup(b.md > Pricing) = %+v, %v", e, ok)
 	}
+	if _, err := Build([]Source{docs[0], docs[0]}, &byteCounter{}, 0); err == nil || !strings.Contains(err.Error(), `two documents are named "a.md"`) {
+		t.Errorf("Build with a repeated name: err = %v", err)
+	}
 }
 
 func TestNoHeadingsAndMissing(t *testing.T) {
