@@ -181,7 +181,11 @@ func (o *Outline) header() string {
 	var b strings.Builder
 	b.WriteString("Each line: heading path [lines, tokens of the section with its subsections]: its first words.\n")
 	if o.Depth < o.MaxDepth {
-		fmt.Fprintf(&b, "Headings nested more than %d deep are collapsed into the heading above them.\n", o.Depth)
+		shown := "Only top-level headings are shown"
+		if o.Depth > 1 {
+			shown = fmt.Sprintf("Only the top %d levels of headings are shown", o.Depth)
+		}
+		b.WriteString(shown + "; a heading says how many subsections it hides.\n")
 	}
 	if !o.Leads {
 		b.WriteString("First words are left out to fit.\n")

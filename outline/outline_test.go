@@ -2,9 +2,11 @@ package outline
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	golden_ "github.com/baton-dev/baton/internal/golden"
 	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
 	"github.com/google/go-cmp/cmp"
@@ -247,4 +249,16 @@ func TestLead(t *testing.T) {
 			}
 		})
 	}
+}
+
+var _ Counter = (*tokens.Counter)(nil)
+
+// TestTextGolden shows the rendered outline in full and collapsed, so a
+// change to what the planner reads shows up in review as a diff.
+func TestTextGolden(t *testing.T) {
+	full := build(t, sample, &byteCounter{}, 0)
+	small := build(t, sample, &byteCounter{}, sizeAt(t, sample, 1, true))
+	bare := build(t, sample, &byteCounter{}, sizeAt(t, sample, 1, false))
+	got := full.Text() + "\n----\n" + small.Text() + "\n----\n" + bare.Text()
+	golden_.Check(t, filepath.Join("testdata", "outline.golden"), got)
 }
