@@ -15,7 +15,7 @@ import (
 
 var builtinNames = []string{
 	"analytical-comparison", "causal-reasoning", "classification", "critique",
-	"fact-extraction", "gap-analysis", "structured-synthesis", "summarization",
+	"fact-extraction", "gap-analysis", "lookup", "structured-synthesis", "summarization",
 }
 
 func TestBuiltinsAreValidAndComplete(t *testing.T) {
