@@ -140,7 +140,6 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		cfg.Sources = append(cfg.Sources, s.Name)
 	}
 
-	noProvider := false
 	// On a terminal, retry notices go through the live progress block
 	// (set below, before any call is made) instead of being drawn over.
 	var prog *progress
@@ -155,8 +154,9 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		m, sel, err := f.models.resolve(ctx, f.concurrency, stderr)
 		switch {
 		case errors.Is(err, llm.ErrNoProvider) && f.models.provider == "":
-			noProvider = true
-			fmt.Fprintf(stderr, "baton: %v\n", err)
+			// Said once, here, with what to set; stdout then only says
+			// that no model was called.
+			fmt.Fprintf(stderr, "baton: %v; running as a dry run\n", err)
 		case err != nil:
 			return err
 		default:
@@ -201,7 +201,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 			return err
 		}
 	case rec.DryRun:
-		printDryRun(out, rec, noProvider)
+		printDryRun(out, rec)
 	default:
 		if rec.Answer != "" {
 			fmt.Fprintln(out, strings.TrimRight(rec.Answer, "\n"))
@@ -229,12 +229,10 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	}
 }
 
-func printDryRun(w io.Writer, rec *orchestrate.Record, noProvider bool) {
-	if noProvider {
-		fmt.Fprintln(w, "No model was called: no provider is configured, so this is a dry run.")
-	} else {
-		fmt.Fprintln(w, "No model was called: this is a dry run.")
-	}
+func printDryRun(w io.Writer, rec *orchestrate.Record) {
+	// Why no model was called, when no provider was found, went to
+	// stderr already, once.
+	fmt.Fprintln(w, "No model was called: this is a dry run.")
 	fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
 	for _, s := range rec.Subtasks {
 		fmt.Fprintf(w, "  %d. [%s] %s\n", s.Index+1, s.Skill, s.Task)
