@@ -49,6 +49,8 @@ type Record struct {
 	Subtasks       []SubtaskResult `json:"subtasks"`
 	Usage          PhaseUsage      `json:"usage"`
 	Accounting     Accounting      `json:"accounting"`
+	CostUSD        *float64        `json:"cost_usd"`       // nil: no model called, or a model without a price (cost.go)
+	Cost           *Cost           `json:"cost,omitempty"` // cost_usd by phase, with the prices used
 	Warnings       []string        `json:"warnings"`
 	Error          string          `json:"error,omitempty"`
 	DurationMS     int64           `json:"duration_ms"`
