@@ -18,6 +18,7 @@ import (
 	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/orchestrate"
+	"github.com/baton-dev/baton/pricing"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/tokens"
 )
@@ -39,6 +40,7 @@ type askFlags struct {
 	subagentMax  int
 	runsDir      string
 	noSave       bool
+	prices       string
 }
 
 func newAskCmd() *cobra.Command {
@@ -91,6 +93,7 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	fl.IntVar(&f.subagentMax, "subagent-max-tokens", orchestrate.DefaultSubagentTokens, "bound on each sub-agent's return, in tokens")
 	fl.StringVar(&f.runsDir, "runs-dir", ".baton/runs", "where run records are saved")
 	fl.BoolVar(&f.noSave, "no-save", false, "do not save the run record")
+	fl.StringVar(&f.prices, "prices", os.Getenv(pricing.EnvFile), "YAML file of prices per million tokens that corrects the built-in list prices (default $"+pricing.EnvFile+")")
 	return cmd
 }
 
@@ -110,6 +113,11 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return usageErrorf("--max-subtasks must be at least 1")
 	}
 	docs, err := document.Load(f.docs, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	// A bad prices file fails here, before anything is paid for.
+	prices, err := pricing.Load(f.prices)
 	if err != nil {
 		return err
 	}
@@ -179,6 +187,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	if rec == nil {
 		return runErr
 	}
+	rec.PriceWith(prices)
 	saved := ""
 	if !f.noSave {
 		// The default runs dir lies in .baton, which ignores itself for
@@ -276,8 +285,12 @@ func printSummary(w io.Writer, rec *orchestrate.Record) {
 	}
 	u := rec.Usage.Total
 	a := rec.Accounting
-	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens\n",
-		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
+	cost := "cost unknown (no price for the model)"
+	if rec.CostUSD != nil {
+		cost = "cost " + pricing.FormatUSD(*rec.CostUSD) + " at list prices"
+	}
+	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
+		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
 	if a.NaiveInputTokens > 0 {
 		fmt.Fprintf(w, "baton: input sent %d tokens vs %d naive (%.1f%% saved)\n", a.OrchestratedInputTokens, a.NaiveInputTokens, 100*a.SavingsRatio)
 	}
