@@ -56,8 +56,9 @@ sub-agent that sees only its slice of the documents, cut by section heading
 or line range with no model call. The results are synthesised into one answer.
 
 The run record (--json, and saved under .baton/runs/<id>.json) shows the plan,
-every subtask, the usage each provider reported and how many input tokens the
-run saved against sending the whole context to every sub-agent.
+every subtask, the usage each provider reported, its cost in dollars at list
+prices (cost_usd; --prices corrects them) and how many input tokens the run
+saved against sending the whole context to every sub-agent.
 
 Without a provider (or with --dry-run) no model is called: a retrieval planner
 builds the plan, the assembler cuts the slices, and baton prints the plan, the
