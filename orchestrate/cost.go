@@ -26,10 +26,13 @@ type Cost struct {
 // planner phase is priced at the planner's model, the others at the run's
 // model. When a phase that used tokens ran on a model t has no price, both
 // stay unset and a warning says so: a cost of 0 would read as a price. A run
-// that called no model has no cost either.
+// whose provider reported no usage (a dry run, no call made) has no cost
+// either. Usage decides, not ModelCalled: a run that failed after paid calls
+// is priced whatever else the record says about it.
 func (r *Record) PriceWith(t *pricing.Table) {
 	r.CostUSD, r.Cost = nil, nil
-	if t == nil || !r.ModelCalled {
+	u := r.Usage
+	if t == nil || u.Planner.Add(u.Subagents).Add(u.Synthesis) == (llm.Usage{}) {
 		return
 	}
 	planner := r.PlannerModel

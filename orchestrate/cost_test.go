@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
@@ -87,5 +88,17 @@ func TestRecordCostOfAnUnknownModelIsLeftOut(t *testing.T) {
 	drec.PriceWith(pricing.Builtin())
 	if drec.CostUSD != nil || len(drec.Warnings) != before {
 		t.Errorf("dry run: cost %v, warnings %q", drec.CostUSD, drec.Warnings)
+	}
+}
+
+// A run whose planner failed after paid calls is priced: the usage is what
+// was paid, whatever model_called says.
+func TestRecordCostOfAFailedRunIsItsPaidUsage(t *testing.T) {
+	rec := &orchestrate.Record{Provider: "openai", Model: "gpt-4o-mini",
+		Usage: orchestrate.PhaseUsage{Planner: llm.Usage{InputTokens: 2_000_000, OutputTokens: 1_000_000}}}
+	rec.PriceWith(pricing.Builtin())
+	// $0.15 and $0.60 per million.
+	if rec.CostUSD == nil || math.Abs(*rec.CostUSD-(2*0.15+0.60)) > 1e-12 || rec.Cost.Planner != *rec.CostUSD {
+		t.Errorf("cost_usd = %v, cost %+v; want 0.90 on the planner", rec.CostUSD, rec.Cost)
 	}
 }

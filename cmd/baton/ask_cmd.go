@@ -286,7 +286,7 @@ func printSummary(w io.Writer, rec *orchestrate.Record) {
 	}
 	u := rec.Usage.Total
 	a := rec.Accounting
-	cost := "cost unknown (no price for the model)"
+	cost := "cost unknown" // a warning below says why
 	if rec.CostUSD != nil {
 		cost = "cost " + pricing.FormatUSD(*rec.CostUSD) + " at list prices"
 	}
