@@ -177,8 +177,8 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	cfg.Counter = tokens.ForModel(cfg.ModelName)
 
 	if isTerminal(stderr) && cfg.Model != nil {
-		w, _, _ := term.GetSize(int(stderr.(*os.File).Fd()))
-		prog = newProgress(stderr, w)
+		fd := int(stderr.(*os.File).Fd())
+		prog = newLiveProgress(stderr, func() int { w, _, _ := term.GetSize(fd); return w })
 		cfg.Progress = prog.event
 	}
 	rec, runErr := orchestrate.Ask(ctx, cfg)

@@ -33,8 +33,10 @@ type progress struct {
 	// header; retries counts retry notices.
 	delegated, finished, failed, retries int
 	drawn                                int
-	width                                int
-	closed                               bool
+	// width reports the terminal's width in columns now: it is asked on
+	// every redraw, so a narrowed window gets rows cut to its new width.
+	width  func() int
+	closed bool
 	// above holds whole lines (retry notices) to print above the block at
 	// the next redraw, where they stay.
 	above []string
@@ -42,11 +44,22 @@ type progress struct {
 
 type askRow struct{ status, text string }
 
+// newProgress draws on w for a terminal of a fixed width.
 func newProgress(w io.Writer, width int) *progress {
-	if width <= 20 {
-		width = 80
-	}
+	return newLiveProgress(w, func() int { return width })
+}
+
+// newLiveProgress draws on w; width reports the terminal's current width
+// (20 or less when unknown, which is taken as 80).
+func newLiveProgress(w io.Writer, width func() int) *progress {
 	return &progress{w: w, rows: map[int]askRow{}, width: width, phase: -1}
+}
+
+func (p *progress) termWidth() int {
+	if w := p.width(); w > 20 {
+		return w
+	}
+	return 80
 }
 
 func (p *progress) event(e orchestrate.Event) {
@@ -121,11 +134,12 @@ func (p *progress) row(i int, r askRow) string {
 
 func (p *progress) redraw() {
 	var b strings.Builder
+	width := p.termWidth()
 	if p.drawn > 0 {
 		fmt.Fprintf(&b, "\033[%dA", p.drawn)
 	}
 	for _, line := range p.above {
-		b.WriteString(clearLine + fitWidth(line, p.width) + "\n")
+		b.WriteString(clearLine + fitWidth(line, width) + "\n")
 	}
 	p.above = nil
 	rows := []string{p.header()}
@@ -139,7 +153,7 @@ func (p *progress) redraw() {
 	}
 	for _, row := range rows {
 		b.WriteString(clearLine)
-		b.WriteString(fitWidth(row, p.width))
+		b.WriteString(fitWidth(row, width))
 		b.WriteByte('\n')
 	}
 	p.drawn = len(rows)

@@ -159,3 +159,19 @@ func TestDisplayWidth(t *testing.T) {
 		t.Errorf("fitWidth wide = %q", got)
 	}
 }
+
+// The width is asked on every redraw: a window narrowed during a run gets
+// rows cut to its new width, not to the width it had at the start.
+func TestAskProgressFollowsTheTerminalWidth(t *testing.T) {
+	var buf bytes.Buffer
+	width := 100
+	p := newLiveProgress(&buf, func() int { return width })
+	p.event(orchestrate.Event{Index: 0, Phase: "assemble", Status: "queued", Message: strings.Repeat("word ", 30)})
+	width = 30
+	p.event(orchestrate.Event{Index: 0, Phase: "dispatch", Status: "running", Message: strings.Repeat("word ", 30)})
+	for _, row := range lastFrame(t, buf.String()) {
+		if n := displayWidth(row); n > 29 {
+			t.Errorf("row of %d columns after the window narrowed to 30: %q", n, row)
+		}
+	}
+}
