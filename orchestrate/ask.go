@@ -85,7 +85,7 @@ type Config struct {
 type Event struct {
 	Index   int
 	Phase   string // "plan", "assemble", "dispatch", "synthesis"
-	Status  string // "running", "ok", "failed", "skipped", "retrying"
+	Status  string // "running", "ok", "failed", "skipped", "retrying"; in assemble "self" (answered by the planner) or "queued"
 	Message string
 }
 
@@ -234,8 +234,10 @@ func (r *run) assemble(p *plan.Plan) {
 		res := SubtaskResult{Index: i, Task: st.Task, Skill: st.Skill}
 		if st.IsSelf() {
 			res.Mode, res.Status, res.Output = ModeSelf, StatusOK, st.Answer
+			r.cfg.Progress(Event{Index: i, Phase: "assemble", Status: "self", Message: st.Task})
 		} else {
 			res.Mode, res.Status = ModeDelegated, StatusSkipped
+			r.cfg.Progress(Event{Index: i, Phase: "assemble", Status: "queued", Message: st.Task})
 		}
 		r.rec.Subtasks = append(r.rec.Subtasks, res)
 	}

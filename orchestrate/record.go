@@ -91,6 +91,8 @@ type Record struct {
 	Accounting     Accounting      `json:"accounting"`
 	// Windows holds one entry per model whose requests were checked.
 	Windows  []ModelWindow `json:"windows"`
+	CostUSD  *float64      `json:"cost_usd"`       // nil: no model called, or a model without a price (cost.go)
+	Cost     *Cost         `json:"cost,omitempty"` // cost_usd by phase, with the prices used
 	Warnings []string      `json:"warnings"`
 	Error    string        `json:"error,omitempty"`
 	// DurationMS is the whole run; PhaseDurationMS splits it by phase.

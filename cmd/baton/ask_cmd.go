@@ -18,6 +18,7 @@ import (
 	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/orchestrate"
+	"github.com/baton-dev/baton/pricing"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/tokens"
 )
@@ -40,6 +41,7 @@ type askFlags struct {
 	window       int
 	runsDir      string
 	noSave       bool
+	prices       string
 }
 
 func newAskCmd() *cobra.Command {
@@ -55,8 +57,9 @@ sub-agent that sees only its slice of the documents, cut by section heading
 or line range with no model call. The results are synthesised into one answer.
 
 The run record (--json, and saved under .baton/runs/<id>.json) shows the plan,
-every subtask, the usage each provider reported and how many input tokens the
-run saved against sending the whole context to every sub-agent.
+every subtask, the usage each provider reported, its cost in dollars at list
+prices (cost_usd; --prices corrects them) and how many input tokens the run
+saved against sending the whole context to every sub-agent.
 
 No request is sent that would not fit its model's window (the known window
 of the model, or --window), counted locally with a 10% margin plus the
@@ -102,6 +105,7 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	fl.IntVar(&f.subagentMax, "subagent-max-tokens", orchestrate.DefaultSubagentTokens, "bound on each sub-agent's return, in tokens")
 	fl.StringVar(&f.runsDir, "runs-dir", ".baton/runs", "where run records are saved")
 	fl.BoolVar(&f.noSave, "no-save", false, "do not save the run record")
+	fl.StringVar(&f.prices, "prices", os.Getenv(pricing.EnvFile), "YAML file of prices per million tokens that corrects the built-in list prices (default $"+pricing.EnvFile+")")
 	return cmd
 }
 
@@ -123,6 +127,11 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return usageErrorf("--max-subtasks must be at least 1")
 	}
 	docs, err := document.Load(f.docs, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	// A bad prices file fails here, before anything is paid for.
+	prices, err := pricing.Load(f.prices)
 	if err != nil {
 		return err
 	}
@@ -154,7 +163,6 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		cfg.Sources = append(cfg.Sources, s.Name)
 	}
 
-	noProvider := false
 	// On a terminal, retry notices go through the live progress block
 	// (set below, before any call is made) instead of being drawn over.
 	var prog *progress
@@ -169,8 +177,9 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		m, sel, err := f.models.resolve(ctx, f.concurrency, stderr)
 		switch {
 		case errors.Is(err, llm.ErrNoProvider) && f.models.provider == "":
-			noProvider = true
-			fmt.Fprintf(stderr, "baton: %v\n", err)
+			// Said once, here, with what to set; stdout then only says
+			// that no model was called.
+			fmt.Fprintf(stderr, "baton: %v; running as a dry run\n", err)
 		case err != nil:
 			return err
 		default:
@@ -187,8 +196,8 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	cfg.Counter = tokens.ForModel(cfg.ModelName)
 
 	if isTerminal(stderr) && cfg.Model != nil {
-		w, _, _ := term.GetSize(int(stderr.(*os.File).Fd()))
-		prog = newProgress(stderr, w)
+		fd := int(stderr.(*os.File).Fd())
+		prog = newLiveProgress(stderr, func() int { w, _, _ := term.GetSize(fd); return w })
 		cfg.Progress = prog.event
 	}
 	rec, runErr := orchestrate.Ask(ctx, cfg)
@@ -198,6 +207,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	if rec == nil {
 		return runErr
 	}
+	rec.PriceWith(prices)
 	saved := ""
 	if !f.noSave {
 		// The default runs dir lies in .baton, which ignores itself for
@@ -220,7 +230,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 			return err
 		}
 	case rec.DryRun:
-		printDryRun(out, rec, noProvider)
+		printDryRun(out, rec)
 	default:
 		if rec.Answer != "" {
 			fmt.Fprintln(out, strings.TrimRight(rec.Answer, "\n"))
@@ -248,12 +258,10 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	}
 }
 
-func printDryRun(w io.Writer, rec *orchestrate.Record, noProvider bool) {
-	if noProvider {
-		fmt.Fprintln(w, "No model was called: no provider is configured, so this is a dry run.")
-	} else {
-		fmt.Fprintln(w, "No model was called: this is a dry run.")
-	}
+func printDryRun(w io.Writer, rec *orchestrate.Record) {
+	// Why no model was called, when no provider was found, went to
+	// stderr already, once.
+	fmt.Fprintln(w, "No model was called: this is a dry run.")
 	fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
 	for _, s := range rec.Subtasks {
 		fmt.Fprintf(w, "  %d. [%s] %s\n", s.Index+1, s.Skill, s.Task)
@@ -297,8 +305,12 @@ func printSummary(w io.Writer, rec *orchestrate.Record) {
 	}
 	u := rec.Usage.Total
 	a := rec.Accounting
-	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens\n",
-		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
+	cost := "cost unknown" // a warning below says why
+	if rec.CostUSD != nil {
+		cost = "cost " + pricing.FormatUSD(*rec.CostUSD) + " at list prices"
+	}
+	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
+		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
 	if a.NaiveInputTokens > 0 {
 		fmt.Fprintf(w, "baton: input sent %d tokens vs %d naive (%.1f%% saved)\n", a.OrchestratedInputTokens, a.NaiveInputTokens, 100*a.SavingsRatio)
 	}

@@ -75,7 +75,11 @@ sub-agent just its slice, and every run records exactly how many tokens that
 cost against sending the whole context to every sub-agent.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Version turns on cobra's --version flag; the template prints
+		// the same line as `baton version`.
+		Version: "-",
 	}
+	root.SetVersionTemplate(versionLine())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitErr{code: exitUsage, err: err}
 	})

@@ -288,13 +288,15 @@ func TestAskProgressShowsRetries(t *testing.T) {
 
 	out := buf.String()
 	notice := "baton: attempt 1 failed (HTTP 529: overloaded ]0;title); retrying in 2s"
-	// Drawn over the two rows' place, then the two rows below it.
-	want := "\033[2A" + clearLine + notice + "\n" + clearLine + "dispatch: running\n" + clearLine + "… subtask 1 running: first\n"
+	// Drawn over the two rows' place, then the two rows below it; the
+	// header counts the retry.
+	header := "ask: plan ✓ › assemble ✓ › dispatch … › synthesise — 1 retry\n"
+	want := "\033[2A" + clearLine + notice + "\n" + clearLine + header + clearLine + "… subtask 1 running: first\n"
 	if !strings.Contains(out, want) {
 		t.Errorf("the notice is not above a redrawn block:\n%q\nwant within it\n%q", out, want)
 	}
 	// The next redraw moves up over the two rows only: the notice stays.
-	if !strings.Contains(out[strings.Index(out, want)+len(want):], "\033[2A"+clearLine+"dispatch: running\n"+clearLine+"✓ subtask 1 ok: first\n") {
+	if !strings.Contains(out[strings.Index(out, want)+len(want):], "\033[2A"+clearLine+header+clearLine+"✓ subtask 1 ok: first\n") {
 		t.Errorf("the redraw after the notice is wrong: %q", out)
 	}
 	if strings.Count(out, notice) != 1 || !strings.HasSuffix(out, "baton: attempt 2 failed (late); retrying in 1s\n") {

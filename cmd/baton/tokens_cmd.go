@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
+	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -70,15 +72,23 @@ the two against the usage providers report.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]any{"encoding": c.Encoding(), "files": rows, "total": total})
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+			// Counts right-aligned to the widest, then two spaces and the
+			// name; the last column is never padded, so a name is never
+			// glued to its count.
+			width := len(strconv.Itoa(total))
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%d\t%s\n", r.Tokens, r.File)
+				width = max(width, len(strconv.Itoa(r.Tokens)))
+			}
+			var b strings.Builder
+			for _, r := range rows {
+				fmt.Fprintf(&b, "%*d  %s\n", width, r.Tokens, r.File)
 			}
 			if len(rows) > 1 {
-				fmt.Fprintf(tw, "%d\ttotal\n", total)
+				fmt.Fprintf(&b, "%*d  total\n", width, total)
 			}
-			fmt.Fprintf(tw, "\t(%s)\n", c.Encoding())
-			return tw.Flush()
+			fmt.Fprintf(&b, "%*s  (%s)\n", width, "", c.Encoding())
+			_, err := io.WriteString(out, b.String())
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&model, "model", "", "count as this model's tokenizer would (picks the encoding)")

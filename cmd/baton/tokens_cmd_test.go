@@ -61,3 +61,36 @@ func TestTokensCommand(t *testing.T) {
 		t.Fatalf("bad encoding: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// Defect: the text form printed "6864incident-report.md": right-aligned
+// tabwriter columns put no padding after the last number. Every row is now
+// the count, at least one space, and the name.
+func TestTokensTextColumnsAreSeparated(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, "incident-report.md")
+	short := filepath.Join(dir, "b.md")
+	if err := os.WriteFile(long, []byte(strings.Repeat("word ", 5000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(short, []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runBaton(t, "", "tokens", long, short)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want rows for two files, the total and the encoding, got:\n%s", out)
+	}
+	for i, name := range []string{long, short, "total"} {
+		f := strings.Fields(lines[i])
+		if len(f) != 2 || f[1] != name {
+			t.Errorf("row %d = %q; want a count, a space and %s", i, lines[i], name)
+		}
+	}
+	// The counts stay right-aligned, so they line up by digit.
+	if strings.Index(lines[0], " "+long) != strings.Index(lines[1], " "+short) {
+		t.Errorf("names do not start in one column:\n%s", out)
+	}
+}
