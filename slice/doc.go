@@ -14,11 +14,11 @@
 // leading '#'s and inline markup ignored), numbering (section numbers and
 // labels such as "3.2", "Section 3.2", "A.", "IV.", "Step 2:" set aside, but
 // two different numbers never match), path ("Methods > Sampling": the last
-// part names the heading, earlier parts its ancestors in order) and fuzzy
-// (edit distance, a swap counting as one edit: none for titles under 6
-// letters, 1 up to 11, 2 beyond; never changing a number or a word of one or
-// two letters). Several equally good headings resolve to the first in
-// document order, with a warning naming the others.
+// part names the heading, earlier parts its ancestors in order) and typo (a
+// slip of one letter that cannot be read as another real word: see
+// typo.go). A pointer that names several sections equally well is
+// ambiguous and comes back unmatched, with the candidates' paths in a
+// warning, unless one of them holds all the others.
 package slice
 
 import (
@@ -63,6 +63,11 @@ type Document struct {
 	// and Outline never need them, and a Document may be shared by
 	// concurrent Extract calls.
 	indexOnce sync.Once
+
+	// vocab is every word of the document, built on the first typo check
+	// (see usesWord).
+	vocabOnce sync.Once
+	vocab     map[string]struct{}
 }
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building

@@ -231,7 +231,7 @@ func (d *Document) byPath(plain string) []int {
 // models misspell a parent path as readily as a title ("Methods > Samplng").
 func (d *Document) byPathFuzzy(plain string) []int {
 	for _, sep := range pathSeps {
-		if hits := d.byPathSplitWith(sep.Split(plain, -1), componentClose); len(hits) > 0 {
+		if hits := d.byPathSplitWith(sep.Split(plain, -1), d.componentClose); len(hits) > 0 {
 			return hits
 		}
 	}
@@ -273,39 +273,24 @@ func componentMatches(p, h headingKeys) bool {
 	return p.full == h.full || sameNumbering(p, h)
 }
 
-// componentClose is componentMatches or a typo within the budget.
-func componentClose(p, h headingKeys) bool {
+// componentClose is componentMatches or a typo the typo rule accepts.
+func (d *Document) componentClose(p, h headingKeys) bool {
 	if componentMatches(p, h) {
 		return true
 	}
-	_, ok := typoDistance(p, h)
+	_, ok := d.typoWords(p, h)
 	return ok
 }
 
-// typoDistance is the edit distance between a pointer and a heading when it
-// is within the typo budget and the typo changes no number and no short word.
-func typoDistance(pk, hk headingKeys) (int, bool) {
-	if pk.rest == "" || hk.rest == "" || (pk.num != "" && hk.num != "" && pk.num != hk.num) || !sameWords(pk.guarded, hk.guarded) {
-		return 0, false
-	}
-	limit := typoBudget(min(runeLen(pk.rest), runeLen(hk.rest)))
-	if limit == 0 {
-		return 0, false
-	}
-	dist := editDistance(pk.rest, hk.rest, limit)
-	return dist, dist <= limit
-}
-
-// byTypo finds the headings closest to the pointer within the typo budget
-// (see typoBudget). A typo may not change a number or a word of one or two
-// letters: "Step 1" is not "Step 2" and "Part A" is not "Part B".
+// byTypo finds the headings the typo rule accepts for the pointer (see
+// typo.go), those with the fewest slipped words first.
 func (d *Document) byTypo(pk headingKeys) []int {
 	if pk.rest == "" {
 		return nil
 	}
 	best, bestDist := []int(nil), -1
 	for i := range d.headings {
-		dist, ok := typoDistance(pk, d.headings[i].keys)
+		dist, ok := d.typoWords(pk, d.headings[i].keys)
 		if !ok {
 			continue
 		}
@@ -320,18 +305,3 @@ func (d *Document) byTypo(pk headingKeys) []int {
 }
 
 func runeLen(s string) int { return len([]rune(s)) }
-
-func sameWords(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	a, b = append([]string(nil), a...), append([]string(nil), b...)
-	sort.Strings(a)
-	sort.Strings(b)
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

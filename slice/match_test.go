@@ -281,29 +281,6 @@ func TestExtractCombination(t *testing.T) {
 	}
 }
 
-func TestTypoBudget(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"results", "result", true},
-		{"results", "resluts", true}, // a swap is one edit
-		{"results", "reslts", true},
-		{"securityconsiderations", "securtyconsideratoins", true},
-		{"usage", "usages", false}, // too short for any typo
-		{"install", "uninstall", false},
-		{"methods", "method", true},
-		{"methods", "metrics", false},
-	}
-	for _, tt := range tests {
-		limit := typoBudget(min(runeLen(tt.a), runeLen(tt.b)))
-		got := limit > 0 && editDistance(tt.a, tt.b, limit) <= limit
-		if got != tt.want {
-			t.Errorf("%q vs %q within budget = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 func TestTyposNeverChangeNumbersOrShortWords(t *testing.T) {
 	d := Parse([]byte("# Part A\n# Step 1 Install\n# Version 2 Notes\n"))
 	for _, p := range []string{"Part B", "Step 2 Install", "Version 3 Notes"} {
