@@ -43,11 +43,17 @@ type Heading struct {
 	Line    int      `json:"line"`
 	EndLine int      `json:"end_line"`
 	Path    []string `json:"path"` // titles of the enclosing headings, outermost first
+	// UniquePath names this heading alone in the document: the enclosing
+	// headings' unique paths and the title joined with " > ", with an
+	// ordinal for equal titles under one parent ("Globex > Pricing",
+	// "Notes (2)"). A pointer may cite it as written.
+	UniquePath string `json:"unique_path"`
 
 	// raw is the line span of the heading itself (several lines for a
 	// setext heading); Combine rewrites exactly these lines.
 	rawEnd int
 	setext bool
+	name   string      // the last part of UniquePath: the title with its ordinal, if any
 	keys   headingKeys // filled by Document.index on first Extract
 	anc    []int       // indexes of the enclosing headings, outermost first
 }
@@ -129,6 +135,7 @@ func Parse(src []byte) *Document {
 			}
 		}
 	}
+	d.uniquePaths()
 	return d
 }
 
@@ -247,7 +254,11 @@ func (d *Document) Lines() []string {
 func (d *Document) index() {
 	d.indexOnce.Do(func() {
 		for i := range d.headings {
-			d.headings[i].keys = keysOf(d.headings[i].Title)
+			h := &d.headings[i]
+			h.keys = keysOf(h.Title)
+			if h.name != h.Title {
+				h.keys.named = compact(key(h.name))
+			}
 		}
 	})
 }
@@ -257,7 +268,7 @@ func (d *Document) index() {
 func (d *Document) Outline() []Heading {
 	out := make([]Heading, len(d.headings))
 	for i, h := range d.headings {
-		out[i] = Heading{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: append([]string(nil), h.Path...)}
+		out[i] = Heading{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: append([]string(nil), h.Path...), UniquePath: h.UniquePath}
 	}
 	return out
 }

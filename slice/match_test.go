@@ -128,11 +128,11 @@ func TestPointerMatching(t *testing.T) {
 		},
 		"setext.md": {
 			{"Billing", "Billing", KindExact},
-			{"Billing > Deployment", "Billing > Deployment", KindPath},
+			{"Billing > Deployment", "Billing > Deployment", KindExact}, // its unique path
 			{"Search / Overview", "Search > Overview", KindPath},
 			{"Search: Deployment", "Search > Deployment", KindPath},
-			{"Deployment", "Billing > Deployment", KindExact}, // ambiguous: first wins
-			{"Overview", "Billing > Overview", KindExact},
+			{"Deployment", "", ""}, // ambiguous: two sections, so neither
+			{"Overview", "", ""},
 			{"Service Handbook", "Service Handbook", KindExact},
 			{"Billing > Search", "", ""},
 			{"Shipping", "", ""},
@@ -177,8 +177,8 @@ func TestPointerMatching(t *testing.T) {
 func TestAmbiguityIsReported(t *testing.T) {
 	d := loadDoc(t, "setext.md")
 	r := d.Extract(Pointers{Sections: []string{"Overview"}})
-	if len(r.Warnings) != 1 {
-		t.Fatalf("warnings = %q, want one naming the alternatives", r.Warnings)
+	if len(r.Matched) != 0 || len(r.Warnings) != 2 {
+		t.Fatalf("matched %+v warnings %q, want no match, one warning naming the alternatives and the fallback", r.Matched, r.Warnings)
 	}
 	for _, alt := range []string{`"Billing > Overview" (lines 9-13)`, `"Search > Overview" (lines 22-26)`, `"Overview" (lines 32-35)`} {
 		if !strings.Contains(r.Warnings[0], alt) {
@@ -186,8 +186,8 @@ func TestAmbiguityIsReported(t *testing.T) {
 		}
 	}
 	r = d.Extract(Pointers{Sections: []string{"Search > Overview"}})
-	if len(r.Warnings) != 0 {
-		t.Errorf("a path that settles the ambiguity still warned: %q", r.Warnings)
+	if len(r.Warnings) != 0 || len(r.Matched) != 1 {
+		t.Errorf("a path that settles the ambiguity: matched %+v, warned %q", r.Matched, r.Warnings)
 	}
 }
 

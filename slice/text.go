@@ -172,6 +172,7 @@ type headingKeys struct {
 	num   string // enumeration, "" when none
 	rest  string // compact key without the enumeration
 	words []string
+	named string // compact key of the title with its ordinal ("notes2"), "" when it has none
 }
 
 func keysOf(title string) headingKeys {
