@@ -140,32 +140,56 @@ func Parse(src []byte) *Document {
 }
 
 // parseView returns the bytes goldmark should see: the same length and line
-// breaks as src, so offsets map to lines directly. Front matter is blanked
-// (goldmark would read it as a thematic break and a setext heading), and a
-// lone '\r', which goldmark takes for a line break but baton does not,
-// becomes a space.
+// breaks as src, so offsets map to lines directly. A lone '\r' ends a line
+// as '\n' and "\r\n" do, and becomes '\n' so that goldmark and front
+// matter detection read it so too; front matter is blanked (goldmark would
+// read it as a thematic break and a setext heading).
 func parseView(src []byte) []byte {
-	end := frontMatterEnd(src)
-	loneCR := false
-	for i, b := range src {
-		if b == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
-			loneCR = true
-			break
-		}
+	v := loneCRToLF(src)
+	end := frontMatterEnd(v)
+	if end == 0 {
+		return v
 	}
-	if end == 0 && !loneCR {
-		return src
+	if &v[0] == &src[0] {
+		v = bytes.Clone(src)
 	}
-	v := bytes.Clone(src)
-	for i := range v {
-		switch {
-		case i < end && v[i] != '\n' && v[i] != '\r':
-			v[i] = ' '
-		case v[i] == '\r' && (i+1 == len(v) || v[i+1] != '\n'):
+	for i := range end {
+		if v[i] != '\n' && v[i] != '\r' {
 			v[i] = ' '
 		}
 	}
 	return v
+}
+
+// loneCRToLF returns src with every '\r' not followed by '\n' turned into
+// '\n': src itself when there is none, else a copy.
+func loneCRToLF(src []byte) []byte {
+	i := loneCR(src, 0)
+	if i < 0 {
+		return src
+	}
+	v := bytes.Clone(src)
+	for ; i >= 0; i = loneCR(v, i+1) {
+		v[i] = '\n'
+	}
+	return v
+}
+
+// loneCR returns the index of the first '\r' at or after from that no '\n'
+// follows, or -1.
+func loneCR(src []byte, from int) int {
+	for from < len(src) {
+		j := bytes.IndexByte(src[from:], '\r')
+		if j < 0 {
+			return -1
+		}
+		at := from + j
+		if at+1 == len(src) || src[at+1] != '\n' {
+			return at
+		}
+		from = at + 1
+	}
+	return -1
 }
 
 // atxLine tells an ATX heading's line from the first line of a setext
@@ -200,9 +224,10 @@ func lineStarts(src []byte) []int {
 	if len(src) == 0 {
 		return nil
 	}
+	// A line ends at '\n', or at a '\r' that no '\n' follows.
 	starts := []int{0}
 	for i, b := range src {
-		if b == '\n' && i+1 < len(src) {
+		if i+1 < len(src) && (b == '\n' || (b == '\r' && src[i+1] != '\n')) {
 			starts = append(starts, i+1)
 		}
 	}
@@ -240,8 +265,8 @@ func (d *Document) NumLines() int { return len(d.lineStarts) }
 // Text returns the document as given.
 func (d *Document) Text() string { return string(d.src) }
 
-// Lines returns the document's lines without their terminators ("\n" or
-// "\r\n"); Lines()[0] is line 1.
+// Lines returns the document's lines without their terminators ("\n",
+// "\r\n" or a lone "\r"); Lines()[0] is line 1.
 func (d *Document) Lines() []string {
 	out := make([]string, d.NumLines())
 	for i := range out {
