@@ -16,9 +16,12 @@
 // two different numbers never match), path ("Methods > Sampling": the last
 // part names the heading, earlier parts its ancestors in order) and typo (a
 // slip of one letter that cannot be read as another real word: see
-// typo.go). A pointer that names several sections equally well is
+// typo.go). Every heading also has a unique path ("Globex > Pricing",
+// "Notes (2)" for the second of two equal titles), which a pointer may cite
+// as written. A pointer that names several sections equally well is
 // ambiguous and comes back unmatched, with the candidates' paths in a
-// warning, unless one of them holds all the others.
+// warning, unless one of them holds all the others; any other unmatched
+// pointer is a warning naming the nearest headings.
 package slice
 
 import (
@@ -70,10 +73,9 @@ type Document struct {
 	// concurrent Extract calls.
 	indexOnce sync.Once
 
-	// vocab is every word of the document, built on the first typo check
-	// (see usesWord).
-	vocabOnce sync.Once
-	vocab     map[string]struct{}
+	// vocab memoises usesWord: whether a word occurs in the document.
+	vocabMu sync.Mutex
+	vocab   map[string]bool
 }
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building

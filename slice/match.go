@@ -3,6 +3,7 @@ package slice
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -241,17 +242,18 @@ func (d *Document) nearest(plain string, pk headingKeys, n int) []int {
 	cs := make([]cand, 0, len(d.headings))
 	for i := range d.headings {
 		h := &d.headings[i]
-		in := map[string]bool{}
-		for _, w := range strings.Fields(key(h.UniquePath)) {
-			in[w] = true
-		}
 		shared := 0
 		for _, w := range words {
-			if in[w] {
+			if d.pathHasWord(i, w) {
 				shared++
 			}
 		}
+		// Past half the pointer's length in edits, a heading that shares
+		// no word is no suggestion, so the distance need not be exact.
 		limit := max(runeLen(pk.full), runeLen(h.keys.full))
+		if shared == 0 {
+			limit = runeLen(pk.full) / 2
+		}
 		cs = append(cs, cand{i, shared, editDistance(pk.full, h.keys.full, limit)})
 	}
 	sort.SliceStable(cs, func(a, b int) bool {
@@ -272,6 +274,21 @@ func (d *Document) nearest(plain string, pk headingKeys, n int) []int {
 		}
 	}
 	return out
+}
+
+// pathHasWord reports whether w is a word of heading i's title or of an
+// enclosing heading's, its numbering and label ("appendix") included.
+func (d *Document) pathHasWord(i int, w string) bool {
+	has := func(k *headingKeys) bool { return k.label == w || k.num == w || slices.Contains(k.words, w) }
+	if has(&d.headings[i].keys) {
+		return true
+	}
+	for _, j := range d.headings[i].anc {
+		if has(&d.headings[j].keys) {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Document) describe(i int) string {

@@ -336,10 +336,12 @@ func ExampleDocument_Extract() {
 // once; run under -race this proves Extract is safe for that.
 func TestConcurrentExtract(t *testing.T) {
 	d := loadDoc(t, "paper.md")
-	want := d.Extract(Pointers{Sections: []string{"Methods > Sampling"}}).Text
+	want := d.Extract(Pointers{Sections: []string{"Methods > Sampling", "Resluts", "Nothing of the sort"}}).Text
 	done := make(chan string)
 	for i := 0; i < 8; i++ {
-		go func() { done <- d.Extract(Pointers{Sections: []string{"Methods > Sampling"}}).Text }()
+		go func() {
+			done <- d.Extract(Pointers{Sections: []string{"Methods > Sampling", "Resluts", "Nothing of the sort"}}).Text
+		}()
 	}
 	for i := 0; i < 8; i++ {
 		if got := <-done; got != want {

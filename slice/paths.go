@@ -26,12 +26,8 @@ func (d *Document) uniquePaths() {
 		}
 		return h.anc[len(h.anc)-1]
 	}
-	titleKey := func(t string) string {
-		if k := compact(key(t)); k != "" {
-			return k
-		}
-		return t
-	}
+	// Titles equal but for case are duplicates: matching ignores case.
+	titleKey := strings.ToLower
 	count := map[sib]int{}
 	for i := range d.headings {
 		h := &d.headings[i]

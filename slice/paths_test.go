@@ -158,3 +158,14 @@ func TestNearestHeadings(t *testing.T) {
 		t.Errorf("misses %+v, want the Globex pricing first", r.Misses)
 	}
 }
+
+// A word of the numbering's label counts as shared: "Appendix C" suggests
+// the appendices, not the section whose title is nearest in letters.
+func TestNearestHeadingsShareLabels(t *testing.T) {
+	d := loadDoc(t, "report.md")
+	r := d.Extract(Pointers{Sections: []string{"Appendix C"}})
+	want := []string{"Quarterly Operations Report — Q3 > Appendix A: Glossary", "Quarterly Operations Report — Q3 > Appendix B: Raw Numbers"}
+	if len(r.Misses) != 1 || !cmp.Equal(r.Misses[0].Candidates, want) {
+		t.Errorf("misses %+v, want the candidates %q", r.Misses, want)
+	}
+}

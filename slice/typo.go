@@ -1,6 +1,7 @@
 package slice
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -102,37 +103,46 @@ func (d *Document) typoWords(pk, hk headingKeys) (int, bool) {
 	return n, n > 0 && n <= limit
 }
 
-// usesWord reports whether w (lower case) is a word of the document. The
-// vocabulary is built on the first question, since only a pointer that
-// reaches the typo tier asks one.
+// usesWord reports whether w (lower case) is a word of the document,
+// written in lower case, capitalised or in capitals. Only a pointer that
+// reaches the typo tier asks, about a word or two, so each question is a
+// scan of the document (memoised) rather than an index of every word.
 func (d *Document) usesWord(w string) bool {
-	d.vocabOnce.Do(func() { d.vocab = vocabulary(d.src) })
-	_, ok := d.vocab[w]
-	return ok
+	d.vocabMu.Lock()
+	defer d.vocabMu.Unlock()
+	if v, ok := d.vocab[w]; ok {
+		return v
+	}
+	if d.vocab == nil {
+		d.vocab = map[string]bool{}
+	}
+	r, size := utf8.DecodeRuneInString(w)
+	forms := []string{w, string(unicode.ToUpper(r)) + w[size:], strings.ToUpper(w)}
+	found := false
+	for _, f := range forms {
+		if hasWord(d.src, []byte(f)) {
+			found = true
+			break
+		}
+	}
+	d.vocab[w] = found
+	return found
 }
 
-// vocabulary is the set of words in src: runs of letters, folded to lower
-// case, with apostrophes dropped as key drops them.
-func vocabulary(src []byte) map[string]struct{} {
-	words := map[string]struct{}{}
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			words[b.String()] = struct{}{}
-			b.Reset()
+// hasWord reports whether w occurs in src with no letter either side.
+func hasWord(src, w []byte) bool {
+	for from := 0; from < len(src); {
+		i := bytes.Index(src[from:], w)
+		if i < 0 {
+			return false
 		}
-	}
-	for i := 0; i < len(src); {
-		r, size := utf8.DecodeRune(src[i:])
-		i += size
-		switch {
-		case unicode.IsLetter(r):
-			b.WriteRune(unicode.ToLower(r))
-		case (r == '\'' || r == '’') && b.Len() > 0:
-		default:
-			flush()
+		at := from + i
+		before, _ := utf8.DecodeLastRune(src[:at])
+		after, _ := utf8.DecodeRune(src[at+len(w):])
+		if !unicode.IsLetter(before) && !unicode.IsLetter(after) {
+			return true
 		}
+		from = at + 1
 	}
-	flush()
-	return words
+	return false
 }
