@@ -258,7 +258,7 @@ func (r *run) prepare(i int) (*llm.Request, error) {
 	res.ResolvedSkill = sk.Name
 	ptrs := slice.Pointers{Sections: st.ContextPointers.Sections, LineRanges: st.ContextPointers.LineRanges}
 	cut := r.doc.Extract(ptrs)
-	info := &SliceInfo{Matched: []SliceMatch{}, Unmatched: append([]string{}, cut.Unmatched...), Fallback: cut.Fallback}
+	info := &SliceInfo{Matched: []SliceMatch{}, Unmatched: append([]string{}, cut.Unmatched...), Misses: cut.Misses, Fallback: cut.Fallback}
 	for _, m := range cut.Matched {
 		info.Matched = append(info.Matched, SliceMatch{Pointer: m.Pointer, Heading: m.Heading, StartLine: m.StartLine, EndLine: m.EndLine})
 	}

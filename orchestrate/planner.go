@@ -194,7 +194,7 @@ func (r *run) skillInfos() []plan.SkillInfo {
 func (r *run) promptInput() plan.PromptInput {
 	var outline []plan.OutlineEntry
 	for _, h := range r.doc.Outline() {
-		outline = append(outline, plan.OutlineEntry{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine})
+		outline = append(outline, plan.OutlineEntry{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: h.UniquePath})
 	}
 	return plan.PromptInput{
 		Task:          r.cfg.Task,

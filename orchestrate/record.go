@@ -11,6 +11,7 @@ import (
 	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/plan"
+	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
 )
 
@@ -152,8 +153,11 @@ type SubtaskResult struct {
 type SliceInfo struct {
 	Matched   []SliceMatch `json:"matched"`
 	Unmatched []string     `json:"unmatched"`
-	Fallback  bool         `json:"fallback"`
-	Lines     int          `json:"lines"`
+	// Misses says why each unmatched pointer matched nothing: ambiguous
+	// (with the sections' unique paths) or not found (with the nearest).
+	Misses   []slice.Miss `json:"misses,omitempty"`
+	Fallback bool         `json:"fallback"`
+	Lines    int          `json:"lines"`
 }
 
 // SliceMatch is one pointer and the part of the context it matched.

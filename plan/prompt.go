@@ -16,6 +16,10 @@ type OutlineEntry struct {
 	Title   string
 	Line    int
 	EndLine int
+	// Path names the heading alone ("Globex > Pricing"); the outline shows
+	// it where a title repeats, since a repeated bare title is ambiguous
+	// and selects nothing.
+	Path string
 }
 
 // SkillInfo is what the planner sees of a skill: its name and description,
@@ -67,7 +71,7 @@ For each subtask choose one skill:
 - otherwise a skill from the library below, by its exact name. A sub-agent running that skill will do the work.
 
 For each delegated subtask give context pointers, the smallest set that holds everything the subtask needs:
-- "sections": heading titles copied exactly from the outline. Prefer these. A section includes its subsections, so name a subsection when it is enough.
+- "sections": heading titles copied exactly from the outline. Prefer these. A section includes its subsections, so name a subsection when it is enough. Where a title appears more than once, the outline gives its path in brackets: cite that path ("Globex > Pricing"), since the bare title would select nothing.
 - "line_ranges": [start, end] pairs, 1-indexed and inclusive, only for content that has no heading of its own.
 If a subtask truly needs the whole document, leave both lists empty.
 
@@ -102,9 +106,17 @@ func plannerUser(in PromptInput) string {
 		if first := in.Outline[0].Line; first > 1 && preambleHasText(in.Context, first) {
 			fmt.Fprintf(&b, "(text before the first heading: lines 1-%d)\n", first-1)
 		}
+		repeats := map[string]int{}
+		for _, e := range in.Outline {
+			repeats[strings.ToLower(e.Title)]++
+		}
 		for _, e := range in.Outline {
 			indent := strings.Repeat("  ", max(e.Level-1, 0))
-			fmt.Fprintf(&b, "%s%s %s: lines %d-%d\n", indent, strings.Repeat("#", max(e.Level, 1)), e.Title, e.Line, e.EndLine)
+			path := ""
+			if repeats[strings.ToLower(e.Title)] > 1 && e.Path != "" && e.Path != e.Title {
+				path = " [" + e.Path + "]"
+			}
+			fmt.Fprintf(&b, "%s%s %s%s: lines %d-%d\n", indent, strings.Repeat("#", max(e.Level, 1)), e.Title, path, e.Line, e.EndLine)
 		}
 	}
 	lines := in.DocumentLines

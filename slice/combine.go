@@ -51,7 +51,9 @@ func Combine(docs []NamedDoc) (combined []byte, parts []Part) {
 		}
 		out.WriteString(headingLine(name))
 		line++
-		body := demote(nd.Data)
+		// A lone '\r' ends a line: as '\n' it does so for every step
+		// below, which split on '\n', and the line count is the same.
+		body := demote(loneCRToLF(nd.Data))
 		if len(body) > 0 && body[len(body)-1] != '\n' {
 			body = append(body, '\n')
 		}

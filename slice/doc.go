@@ -14,11 +14,14 @@
 // leading '#'s and inline markup ignored), numbering (section numbers and
 // labels such as "3.2", "Section 3.2", "A.", "IV.", "Step 2:" set aside, but
 // two different numbers never match), path ("Methods > Sampling": the last
-// part names the heading, earlier parts its ancestors in order) and fuzzy
-// (edit distance, a swap counting as one edit: none for titles under 6
-// letters, 1 up to 11, 2 beyond; never changing a number or a word of one or
-// two letters). Several equally good headings resolve to the first in
-// document order, with a warning naming the others.
+// part names the heading, earlier parts its ancestors in order) and typo (a
+// slip of one letter that cannot be read as another real word: see
+// typo.go). Every heading also has a unique path ("Globex > Pricing",
+// "Notes (2)" for the second of two equal titles), which a pointer may cite
+// as written. A pointer that names several sections equally well is
+// ambiguous and comes back unmatched, with the candidates' paths in a
+// warning, unless one of them holds all the others; any other unmatched
+// pointer is a warning naming the nearest headings.
 package slice
 
 import (
@@ -43,11 +46,17 @@ type Heading struct {
 	Line    int      `json:"line"`
 	EndLine int      `json:"end_line"`
 	Path    []string `json:"path"` // titles of the enclosing headings, outermost first
+	// UniquePath names this heading alone in the document: the enclosing
+	// headings' unique paths and the title joined with " > ", with an
+	// ordinal for equal titles under one parent ("Globex > Pricing",
+	// "Notes (2)"). A pointer may cite it as written.
+	UniquePath string `json:"unique_path"`
 
 	// raw is the line span of the heading itself (several lines for a
 	// setext heading); Combine rewrites exactly these lines.
 	rawEnd int
 	setext bool
+	name   string      // the last part of UniquePath: the title with its ordinal, if any
 	keys   headingKeys // filled by Document.index on first Extract
 	anc    []int       // indexes of the enclosing headings, outermost first
 }
@@ -63,6 +72,10 @@ type Document struct {
 	// and Outline never need them, and a Document may be shared by
 	// concurrent Extract calls.
 	indexOnce sync.Once
+
+	// vocab memoises usesWord: whether a word occurs in the document.
+	vocabMu sync.Mutex
+	vocab   map[string]bool
 }
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building
@@ -124,36 +137,61 @@ func Parse(src []byte) *Document {
 			}
 		}
 	}
+	d.uniquePaths()
 	return d
 }
 
 // parseView returns the bytes goldmark should see: the same length and line
-// breaks as src, so offsets map to lines directly. Front matter is blanked
-// (goldmark would read it as a thematic break and a setext heading), and a
-// lone '\r', which goldmark takes for a line break but baton does not,
-// becomes a space.
+// breaks as src, so offsets map to lines directly. A lone '\r' ends a line
+// as '\n' and "\r\n" do, and becomes '\n' so that goldmark and front
+// matter detection read it so too; front matter is blanked (goldmark would
+// read it as a thematic break and a setext heading).
 func parseView(src []byte) []byte {
-	end := frontMatterEnd(src)
-	loneCR := false
-	for i, b := range src {
-		if b == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
-			loneCR = true
-			break
-		}
+	v := loneCRToLF(src)
+	end := frontMatterEnd(v)
+	if end == 0 {
+		return v
 	}
-	if end == 0 && !loneCR {
-		return src
+	if &v[0] == &src[0] {
+		v = bytes.Clone(src)
 	}
-	v := bytes.Clone(src)
-	for i := range v {
-		switch {
-		case i < end && v[i] != '\n' && v[i] != '\r':
-			v[i] = ' '
-		case v[i] == '\r' && (i+1 == len(v) || v[i+1] != '\n'):
+	for i := range end {
+		if v[i] != '\n' && v[i] != '\r' {
 			v[i] = ' '
 		}
 	}
 	return v
+}
+
+// loneCRToLF returns src with every '\r' not followed by '\n' turned into
+// '\n': src itself when there is none, else a copy.
+func loneCRToLF(src []byte) []byte {
+	i := loneCR(src, 0)
+	if i < 0 {
+		return src
+	}
+	v := bytes.Clone(src)
+	for ; i >= 0; i = loneCR(v, i+1) {
+		v[i] = '\n'
+	}
+	return v
+}
+
+// loneCR returns the index of the first '\r' at or after from that no '\n'
+// follows, or -1.
+func loneCR(src []byte, from int) int {
+	for from < len(src) {
+		j := bytes.IndexByte(src[from:], '\r')
+		if j < 0 {
+			return -1
+		}
+		at := from + j
+		if at+1 == len(src) || src[at+1] != '\n' {
+			return at
+		}
+		from = at + 1
+	}
+	return -1
 }
 
 // atxLine tells an ATX heading's line from the first line of a setext
@@ -188,9 +226,10 @@ func lineStarts(src []byte) []int {
 	if len(src) == 0 {
 		return nil
 	}
+	// A line ends at '\n', or at a '\r' that no '\n' follows.
 	starts := []int{0}
 	for i, b := range src {
-		if b == '\n' && i+1 < len(src) {
+		if i+1 < len(src) && (b == '\n' || (b == '\r' && src[i+1] != '\n')) {
 			starts = append(starts, i+1)
 		}
 	}
@@ -228,8 +267,8 @@ func (d *Document) NumLines() int { return len(d.lineStarts) }
 // Text returns the document as given.
 func (d *Document) Text() string { return string(d.src) }
 
-// Lines returns the document's lines without their terminators ("\n" or
-// "\r\n"); Lines()[0] is line 1.
+// Lines returns the document's lines without their terminators ("\n",
+// "\r\n" or a lone "\r"); Lines()[0] is line 1.
 func (d *Document) Lines() []string {
 	out := make([]string, d.NumLines())
 	for i := range out {
@@ -242,7 +281,11 @@ func (d *Document) Lines() []string {
 func (d *Document) index() {
 	d.indexOnce.Do(func() {
 		for i := range d.headings {
-			d.headings[i].keys = keysOf(d.headings[i].Title)
+			h := &d.headings[i]
+			h.keys = keysOf(h.Title)
+			if h.name != h.Title {
+				h.keys.named = compact(key(h.name))
+			}
 		}
 	})
 }
@@ -252,7 +295,7 @@ func (d *Document) index() {
 func (d *Document) Outline() []Heading {
 	out := make([]Heading, len(d.headings))
 	for i, h := range d.headings {
-		out[i] = Heading{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: append([]string(nil), h.Path...)}
+		out[i] = Heading{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: append([]string(nil), h.Path...), UniquePath: h.UniquePath}
 	}
 	return out
 }

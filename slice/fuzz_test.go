@@ -28,16 +28,21 @@ func seedDocs(f *testing.F) [][]byte {
 }
 
 // checkDocument holds for any input: headings lie inside the document and
-// nest properly.
+// nest properly, and each has a unique path that a pointer finds it by.
 func checkDocument(t *testing.T, d *Document) {
 	n := d.NumLines()
 	if len(d.Lines()) != n {
 		t.Fatalf("Lines() has %d lines, NumLines %d", len(d.Lines()), n)
 	}
+	paths := map[string]bool{}
 	for _, h := range d.Outline() {
 		if h.Level < 1 || h.Level > 6 || h.Line < 1 || h.EndLine < h.Line || h.EndLine > n || len(h.Path) >= h.Level {
 			t.Fatalf("bad heading %+v in a %d-line document", h, n)
 		}
+		if paths[h.UniquePath] {
+			t.Fatalf("unique path %q given twice", h.UniquePath)
+		}
+		paths[h.UniquePath] = true
 	}
 }
 

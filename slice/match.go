@@ -3,6 +3,7 @@ package slice
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -43,23 +44,41 @@ type Result struct {
 	Text      string
 	Matched   []Match
 	Unmatched []string // pointers that selected nothing, line ranges as "lines A-B"
-	Fallback  bool     // no pointer matched, so Text is the whole document
-	Warnings  []string // ambiguities, approximate matches, the fallback
+	// Misses says why each unmatched pointer selected nothing, in the
+	// order of Unmatched.
+	Misses   []Miss
+	Fallback bool     // no pointer matched, so Text is the whole document
+	Warnings []string // one per unmatched pointer, ambiguities, approximate matches, the fallback
 }
 
+// Miss is a pointer that selected nothing. An ambiguous pointer names
+// several sections equally well and Candidates are their unique paths, for
+// the caller to cite one of them; otherwise Candidates are the nearest
+// headings' unique paths, as suggestions (empty for a line range).
+type Miss struct {
+	Pointer    string   `json:"pointer"`
+	Ambiguous  bool     `json:"ambiguous"`
+	Candidates []string `json:"candidates"`
+}
+
+// maxSuggestions bounds the nearest headings named for an unmatched pointer.
+const maxSuggestions = 3
+
 // Extract cuts the lines the pointers name. Sections are matched first,
-// then line ranges; each pointer is reported matched or unmatched. Only when
-// nothing matched does the whole document go, with Fallback set.
+// then line ranges; each pointer is reported matched or unmatched, and each
+// unmatched one is also a warning. Only when nothing matched does the whole
+// document go, with Fallback set.
 func (d *Document) Extract(p Pointers) Result {
 	var r Result
 	if len(p.Sections) > 0 {
 		d.index()
 	}
 	for _, ptr := range p.Sections {
-		m, warns, ok := d.matchSection(ptr)
+		m, warns, miss := d.matchSection(ptr)
 		r.Warnings = append(r.Warnings, warns...)
-		if !ok {
+		if miss != nil {
 			r.Unmatched = append(r.Unmatched, ptr)
+			r.Misses = append(r.Misses, *miss)
 			continue
 		}
 		r.Matched = append(r.Matched, m)
@@ -70,6 +89,15 @@ func (d *Document) Extract(p Pointers) Result {
 		a, b := max(lr[0], 1), min(lr[1], n)
 		if lr[0] > lr[1] || a > b {
 			r.Unmatched = append(r.Unmatched, name)
+			r.Misses = append(r.Misses, Miss{Pointer: name, Candidates: []string{}})
+			why := fmt.Sprintf("the document has lines 1-%d", n)
+			switch {
+			case n == 0:
+				why = "the document is empty"
+			case lr[0] > lr[1]:
+				why = "the range is reversed"
+			}
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s matched nothing (%s)", name, why))
 			continue
 		}
 		r.Matched = append(r.Matched, Match{Pointer: name, StartLine: a, EndLine: b, Kind: KindLineRange})
@@ -111,19 +139,26 @@ func mergeSpans(ms []Match) [][2]int {
 	return out
 }
 
-// matchSection runs the tiers in order; the first tier with any hit wins.
-func (d *Document) matchSection(ptr string) (Match, []string, bool) {
+// matchSection runs the tiers in order; the first tier with any hit wins. A
+// nil Miss means the pointer matched.
+func (d *Document) matchSection(ptr string) (Match, []string, *Miss) {
 	plain := plainPointer(ptr)
 	pk := keysOf(plain)
 	if pk.full == "" && pk.num == "" {
-		return Match{}, nil, false
+		return Match{}, []string{fmt.Sprintf("section %q matched nothing (it names no title)", ptr)}, &Miss{Pointer: ptr, Candidates: []string{}}
 	}
 	tiers := []struct {
 		kind Kind
 		find func() []int
 	}{
-		{KindExact, func() []int { return d.find(func(h *Heading) bool { return h.keys.clean == pk.clean }) }},
-		{KindNormalized, func() []int { return d.find(func(h *Heading) bool { return h.keys.full == pk.full }) }},
+		{KindExact, func() []int {
+			return d.find(func(h *Heading) bool { return h.keys.clean == pk.clean || h.UniquePath == pk.clean })
+		}},
+		{KindNormalized, func() []int {
+			return d.find(func(h *Heading) bool {
+				return h.keys.full == pk.full || (h.keys.named != "" && h.keys.named == pk.full)
+			})
+		}},
 		{KindNumbering, func() []int { return d.byNumbering(pk) }},
 		{KindPath, func() []int { return d.byPath(plain) }},
 		{KindFuzzy, func() []int { return d.byTypo(pk) }},
@@ -134,28 +169,131 @@ func (d *Document) matchSection(ptr string) (Match, []string, bool) {
 		if len(hits) == 0 {
 			continue
 		}
-		h := &d.headings[hits[0]]
-		m := Match{Pointer: ptr, Heading: h.Title, StartLine: h.Line, EndLine: h.EndLine, Kind: t.kind}
 		var warns []string
+		pick := hits[0]
 		if len(hits) > 1 {
 			alts := make([]string, len(hits))
+			paths := make([]string, len(hits))
 			for i, j := range hits {
 				alts[i] = d.describe(j)
+				paths[i] = d.headings[j].UniquePath
 			}
-			warns = append(warns, fmt.Sprintf("section %q is ambiguous: it matches %s; using the first", ptr, strings.Join(alts, ", ")))
+			outer, ok := d.holdsAll(hits)
+			if !ok {
+				// Any one of them could be the wrong vendor's price: cut
+				// none, and let the caller fall back or cite a path.
+				warns = append(warns, fmt.Sprintf("section %q is ambiguous: it names %s; none was used (cite one by its path)", ptr, strings.Join(alts, ", ")))
+				return Match{}, warns, &Miss{Pointer: ptr, Ambiguous: true, Candidates: paths}
+			}
+			pick = outer
+			warns = append(warns, fmt.Sprintf("section %q names %s; using %s, which holds the others", ptr, strings.Join(alts, ", "), d.describe(outer)))
 		}
+		h := &d.headings[pick]
+		m := Match{Pointer: ptr, Heading: h.Title, StartLine: h.Line, EndLine: h.EndLine, Kind: t.kind}
 		if t.kind == KindFuzzy {
-			warns = append(warns, fmt.Sprintf("section %q matched %s only approximately", ptr, d.describe(hits[0])))
+			warns = append(warns, fmt.Sprintf("section %q matched %s only approximately", ptr, d.describe(pick)))
 		}
-		return m, warns, true
+		return m, warns, nil
 	}
-	return Match{}, nil, false
+	near := d.nearest(plain, pk, maxSuggestions)
+	w := fmt.Sprintf("section %q matched nothing", ptr)
+	if len(near) > 0 {
+		descs := make([]string, len(near))
+		for i, j := range near {
+			descs[i] = d.describe(j)
+		}
+		w += "; nearest: " + strings.Join(descs, ", ")
+	}
+	miss := &Miss{Pointer: ptr, Candidates: []string{}}
+	for _, j := range near {
+		miss.Candidates = append(miss.Candidates, d.headings[j].UniquePath)
+	}
+	return Match{}, []string{w}, miss
+}
+
+// holdsAll returns the hit whose section contains every other hit's, if
+// there is one.
+func (d *Document) holdsAll(hits []int) (int, bool) {
+	for _, i := range hits {
+		hi := &d.headings[i]
+		all := true
+		for _, j := range hits {
+			if hj := &d.headings[j]; hj.Line < hi.Line || hj.EndLine > hi.EndLine {
+				all = false
+				break
+			}
+		}
+		if all {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// nearest returns up to n headings close to the pointer: most words of
+// the pointer in the heading's unique path first, then the smallest edit
+// distance between the pointer and the title, then document order.
+func (d *Document) nearest(plain string, pk headingKeys, n int) []int {
+	if pk.full == "" || len(d.headings) == 0 {
+		return nil
+	}
+	words := strings.Fields(key(plain))
+	type cand struct{ i, shared, dist int }
+	cs := make([]cand, 0, len(d.headings))
+	for i := range d.headings {
+		h := &d.headings[i]
+		shared := 0
+		for _, w := range words {
+			if d.pathHasWord(i, w) {
+				shared++
+			}
+		}
+		// Past half the pointer's length in edits, a heading that shares
+		// no word is no suggestion, so the distance need not be exact.
+		limit := max(runeLen(pk.full), runeLen(h.keys.full))
+		if shared == 0 {
+			limit = runeLen(pk.full) / 2
+		}
+		cs = append(cs, cand{i, shared, editDistance(pk.full, h.keys.full, limit)})
+	}
+	sort.SliceStable(cs, func(a, b int) bool {
+		if cs[a].shared != cs[b].shared {
+			return cs[a].shared > cs[b].shared
+		}
+		return cs[a].dist < cs[b].dist
+	})
+	// A heading that shares no word with the pointer and is not within
+	// half its length in edits is no suggestion.
+	out := make([]int, 0, n)
+	for _, c := range cs {
+		if len(out) == n {
+			break
+		}
+		if c.shared > 0 || 2*c.dist <= runeLen(pk.full) {
+			out = append(out, c.i)
+		}
+	}
+	return out
+}
+
+// pathHasWord reports whether w is a word of heading i's title or of an
+// enclosing heading's, its numbering and label ("appendix") included.
+func (d *Document) pathHasWord(i int, w string) bool {
+	has := func(k *headingKeys) bool { return k.label == w || k.num == w || slices.Contains(k.words, w) }
+	if has(&d.headings[i].keys) {
+		return true
+	}
+	for _, j := range d.headings[i].anc {
+		if has(&d.headings[j].keys) {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Document) describe(i int) string {
 	h := d.headings[i]
-	name := strings.Join(append(append([]string(nil), h.Path...), h.Title), " > ")
-	return fmt.Sprintf("%q (lines %d-%d)", name, h.Line, h.EndLine)
+	return fmt.Sprintf("%q (lines %d-%d)", h.UniquePath, h.Line, h.EndLine)
 }
 
 func (d *Document) find(ok func(*Heading) bool) []int {
@@ -216,6 +354,7 @@ var pathSeps = []*regexp.Regexp{
 	regexp.MustCompile(`\s*(?:->|=>|>|›|»|→|::|\|)\s*`),
 	regexp.MustCompile(`\s*/\s*`),
 	regexp.MustCompile(`\s*:\s*`),
+	regexp.MustCompile(`\s+#{1,6}\s+`), // "Globex ### Pricing", as a heading's markers cite it
 }
 
 func (d *Document) byPath(plain string) []int {
@@ -231,7 +370,7 @@ func (d *Document) byPath(plain string) []int {
 // models misspell a parent path as readily as a title ("Methods > Samplng").
 func (d *Document) byPathFuzzy(plain string) []int {
 	for _, sep := range pathSeps {
-		if hits := d.byPathSplitWith(sep.Split(plain, -1), componentClose); len(hits) > 0 {
+		if hits := d.byPathSplitWith(sep.Split(plain, -1), d.componentClose); len(hits) > 0 {
 			return hits
 		}
 	}
@@ -270,42 +409,27 @@ func (d *Document) byPathSplitWith(split []string, componentMatches func(p, h he
 }
 
 func componentMatches(p, h headingKeys) bool {
-	return p.full == h.full || sameNumbering(p, h)
+	return p.full == h.full || (h.named != "" && p.full == h.named) || sameNumbering(p, h)
 }
 
-// componentClose is componentMatches or a typo within the budget.
-func componentClose(p, h headingKeys) bool {
+// componentClose is componentMatches or a typo the typo rule accepts.
+func (d *Document) componentClose(p, h headingKeys) bool {
 	if componentMatches(p, h) {
 		return true
 	}
-	_, ok := typoDistance(p, h)
+	_, ok := d.typoWords(p, h)
 	return ok
 }
 
-// typoDistance is the edit distance between a pointer and a heading when it
-// is within the typo budget and the typo changes no number and no short word.
-func typoDistance(pk, hk headingKeys) (int, bool) {
-	if pk.rest == "" || hk.rest == "" || (pk.num != "" && hk.num != "" && pk.num != hk.num) || !sameWords(pk.guarded, hk.guarded) {
-		return 0, false
-	}
-	limit := typoBudget(min(runeLen(pk.rest), runeLen(hk.rest)))
-	if limit == 0 {
-		return 0, false
-	}
-	dist := editDistance(pk.rest, hk.rest, limit)
-	return dist, dist <= limit
-}
-
-// byTypo finds the headings closest to the pointer within the typo budget
-// (see typoBudget). A typo may not change a number or a word of one or two
-// letters: "Step 1" is not "Step 2" and "Part A" is not "Part B".
+// byTypo finds the headings the typo rule accepts for the pointer (see
+// typo.go), those with the fewest slipped words first.
 func (d *Document) byTypo(pk headingKeys) []int {
 	if pk.rest == "" {
 		return nil
 	}
 	best, bestDist := []int(nil), -1
 	for i := range d.headings {
-		dist, ok := typoDistance(pk, d.headings[i].keys)
+		dist, ok := d.typoWords(pk, d.headings[i].keys)
 		if !ok {
 			continue
 		}
@@ -320,18 +444,3 @@ func (d *Document) byTypo(pk headingKeys) []int {
 }
 
 func runeLen(s string) int { return len([]rune(s)) }
-
-func sameWords(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	a, b = append([]string(nil), a...), append([]string(nil), b...)
-	sort.Strings(a)
-	sort.Strings(b)
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

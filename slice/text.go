@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -167,13 +166,13 @@ var fillerRe = regexp.MustCompile(`(?i)^(?:the\s+)|\s+(?:section|chapter)$`)
 
 // headingKeys are the precomputed forms a heading or pointer is compared in.
 type headingKeys struct {
-	clean   string // plain text, spacing collapsed
-	full    string // compact key of the whole title
-	label   string // word that introduced the enumeration, "" when none
-	num     string // enumeration, "" when none
-	rest    string // compact key without the enumeration
-	words   []string
-	guarded []string // words a typo may not change: numbers and words of ≤2 letters
+	clean string // plain text, spacing collapsed
+	full  string // compact key of the whole title
+	label string // word that introduced the enumeration, "" when none
+	num   string // enumeration, "" when none
+	rest  string // compact key without the enumeration
+	words []string
+	named string // compact key of the title with its ordinal ("notes2"), "" when it has none
 }
 
 func keysOf(title string) headingKeys {
@@ -184,26 +183,7 @@ func keysOf(title string) headingKeys {
 	rk := key(fillerRe.ReplaceAllString(rest, ""))
 	k.rest = compact(rk)
 	k.words = strings.Fields(rk)
-	for _, w := range k.words {
-		if utf8.RuneCountInString(w) <= 2 || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
-			k.guarded = append(k.guarded, w)
-		}
-	}
 	return k
-}
-
-// typoBudget is how many edits a title of n runes may differ by and still be
-// the same heading: none under 6 runes (too many short titles are one edit
-// apart), 1 up to 11, 2 from 12.
-func typoBudget(n int) int {
-	switch {
-	case n < 6:
-		return 0
-	case n < 12:
-		return 1
-	default:
-		return 2
-	}
 }
 
 // editDistance is the optimal-string-alignment distance (a swap of two

@@ -27,6 +27,10 @@ type sliceJSON struct {
 	Fallback  bool          `json:"fallback"`
 	Warnings  []string      `json:"warnings"`
 	Files     []slice.Part  `json:"files,omitempty"`
+	// Misses says why each unmatched pointer matched nothing: ambiguous
+	// (with the sections it could mean) or not found (with the nearest
+	// headings).
+	Misses []slice.Miss `json:"misses"`
 }
 
 func newSliceCmd() *cobra.Command {
@@ -46,13 +50,17 @@ name, exactly as baton hands it to a sub-agent. No model is called.
 A section runs from its heading to the line before the next heading of the
 same or higher level. Section titles are matched forgivingly: case, spacing,
 markup, quotes, section numbers ("3.2 Results" or "Results"), parent paths
-("Methods > Sampling") and a small typo are all tolerated, but a title that
-names nothing in the document is reported, never bound to a neighbour.
-Line ranges are 1-indexed and inclusive.
+("Methods > Sampling") and a slip of one letter that cannot be another word
+("Rsults", not "Posting" for "Hosting") are all tolerated. A title that names
+nothing is reported with the nearest headings, never bound to a neighbour,
+and a title that names several sections is reported as ambiguous, with their
+paths, and cuts none of them. Line ranges are 1-indexed and inclusive; a
+line ends at LF, CRLF or a lone CR.
 
 If no pointer matches, or none is given, the whole document is printed and a
-warning goes to standard error. Use --outline to see the headings and their
-lines. With several --doc files, each becomes a top-level section named by
+warning goes to standard error. Use --outline to see the headings, their
+lines and their unique paths ("Globex > Pricing", "Notes (2)"), which any
+--section may cite to name one section alone. With several --doc files, each becomes a top-level section named by
 its path, and line numbers refer to the combined text.`,
 		Example: `  baton slice --doc report.md --section "Results" --section "Methods > Sampling"
   baton slice --doc report.md --lines 40-80 --json
@@ -80,9 +88,7 @@ its path, and line numbers refer to the combined text.`,
 				return printOutline(out, d.Outline(), asJSON)
 			}
 			r := d.Extract(slice.Pointers{Sections: sections, LineRanges: ranges})
-			for _, u := range r.Unmatched {
-				fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %s matched nothing\n", describePointer(u))
-			}
+			// Every unmatched pointer has its warning among these.
 			for _, w := range r.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %s\n", w)
 			}
@@ -95,7 +101,7 @@ its path, and line numbers refer to the combined text.`,
 			}
 			j := sliceJSON{
 				Text: r.Text, Tokens: tokens.Count(r.Text), Matched: r.Matched, Unmatched: r.Unmatched,
-				Fallback: r.Fallback, Warnings: r.Warnings, Files: parts,
+				Fallback: r.Fallback, Warnings: r.Warnings, Files: parts, Misses: r.Misses,
 			}
 			if j.Matched == nil {
 				j.Matched = []slice.Match{}
@@ -105,6 +111,9 @@ its path, and line numbers refer to the combined text.`,
 			}
 			if j.Warnings == nil {
 				j.Warnings = []string{}
+			}
+			if j.Misses == nil {
+				j.Misses = []slice.Miss{}
 			}
 			return writeJSON(out, j)
 		},
@@ -117,13 +126,6 @@ its path, and line numbers refer to the combined text.`,
 	f.BoolVar(&asJSON, "json", false, "print JSON with the text, its token count and what each pointer matched")
 	f.BoolVar(&outline, "outline", false, "print the document's headings with their line spans instead of a slice")
 	return cmd
-}
-
-func describePointer(u string) string {
-	if strings.HasPrefix(u, "lines ") {
-		return u
-	}
-	return fmt.Sprintf("section %q", u)
 }
 
 var lineRangeRe = regexp.MustCompile(`^\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?$`)
@@ -195,7 +197,13 @@ func printOutline(w io.Writer, hs []slice.Heading, asJSON bool) error {
 	for _, h := range hs {
 		span := fmt.Sprintf("%d-%d", h.Line, h.EndLine)
 		indent := strings.Repeat("  ", h.Level-1)
-		if _, err := fmt.Fprintf(w, "%-*s  %s%s %s\n", 2*width+1, span, indent, strings.Repeat("#", h.Level), h.Title); err != nil {
+		// The unique path follows a nested or repeated title, so two
+		// sections called Pricing can be told apart and cited.
+		path := ""
+		if h.UniquePath != h.Title {
+			path = "  [" + h.UniquePath + "]"
+		}
+		if _, err := fmt.Fprintf(w, "%-*s  %s%s %s%s\n", 2*width+1, span, indent, strings.Repeat("#", h.Level), h.Title, path); err != nil {
 			return err
 		}
 	}

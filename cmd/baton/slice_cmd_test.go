@@ -33,7 +33,7 @@ func TestSliceJSONGolden(t *testing.T) {
 		{"sections", []string{"--section", "Results > Cost", "--section", "**Executive Summary**:"}},
 		{"lines and overlap", []string{"--lines", "36-38", "--section", "2.2 Cost", "--lines", "900-950"}},
 		{"unmatched falls back", []string{"--section", "Appendix C"}},
-		{"ambiguous and fuzzy", []string{"--doc", "../../slice/testdata/setext.md", "--section", "Overview", "--section", "Deploymnet"}},
+		{"ambiguous and fuzzy", []string{"--doc", "../../slice/testdata/setext.md", "--section", "Overview", "--section", "Deploymnet", "--section", "Billing > Deploymnet"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestSliceCommand(t *testing.T) {
 		{name: "missing file", args: []string{"--doc", "nope.md"}, code: exitError, stderrHas: []string{"nope.md"}, stderrN: 1},
 		{name: "stray argument", args: []string{"--doc", sliceDoc, "Results"}, code: exitUsage, stderrN: 1},
 		{name: "outline", stdin: "# A\n\n## B\n```\n# no\n```\n# C\n", args: []string{"--doc", "-", "--outline"},
-			stdout: "1-6  # A\n3-6    ## B\n7-7  # C\n"},
+			stdout: "1-6  # A\n3-6    ## B  [A > B]\n7-7  # C\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,4 +186,32 @@ func FuzzParseLineRange(f *testing.F) {
 			t.Fatalf("parseLineRange(%q) = %v: negative line", s, r)
 		}
 	})
+}
+
+// The outline names every heading by a unique path, and --section takes the
+// path back to cut that section alone.
+func TestSliceOutlineUniquePaths(t *testing.T) {
+	doc := "# Vendors\n## Acme\n### Pricing\n$10\n## Globex\n### Pricing\n$99\n"
+	code, out, errOut := runBaton(t, doc, "slice", "--doc", "-", "--outline", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var hs []struct {
+		Title      string `json:"title"`
+		UniquePath string `json:"unique_path"`
+	}
+	if err := json.Unmarshal([]byte(out), &hs); err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 5 || hs[4].UniquePath != "Vendors > Globex > Pricing" {
+		t.Fatalf("outline %+v", hs)
+	}
+	code, out, errOut = runBaton(t, doc, "slice", "--doc", "-", "--section", hs[4].UniquePath)
+	if code != exitOK || out != "### Pricing\n$99\n" || errOut != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = runBaton(t, doc, "slice", "--doc", "-", "--section", "Pricing")
+	if code != exitOK || out != doc || !strings.Contains(errOut, "ambiguous") || !strings.Contains(errOut, `"Vendors > Acme > Pricing" (lines 3-4)`) {
+		t.Errorf("bare Pricing: exit %d, stdout %q, stderr %q; want the whole document and an ambiguity warning", code, out, errOut)
+	}
 }
