@@ -48,11 +48,12 @@ const (
 // plan. It never uses "self", since no model is there to answer.
 //
 // Each subtask points at the best one or two sections scoring above a floor,
-// by their exact titles. A parent's text holds its subsections', so a
-// subsection takes its parent's place when it matches every query word the
-// parent matches (at least one in its own title or text, not only through
-// the heading path); a section is never listed with its own ancestor or with
-// another section of the same title. Sections with an empty title are never
+// each by a name the assembler resolves to that section alone: its title,
+// or "Parent > Title" when the title is repeated (see index.pointers). A
+// parent's text holds its subsections', so a subsection takes its parent's
+// place when it matches every query word the parent matches (at least one in
+// its own title or text, not only through the heading path); a section is
+// never listed with its own ancestor. Sections with an empty title are never
 // pointed at. A sub-question that matches nothing gets no pointers, and the
 // assembler falls back to the whole document and reports it.
 func Retrieve(in RetrieveInput) *Plan {
@@ -68,13 +69,13 @@ func Retrieve(in RetrieveInput) *Plan {
 		st := Subtask{Task: q, Skill: chooseSkill(q, in.Skills)}
 		picked := idx.pick(q)
 		for _, j := range picked {
-			st.ContextPointers.Sections = append(st.ContextPointers.Sections, in.Sections[j].Title)
+			idx.point(&st.ContextPointers, j)
 		}
 		p.Subtasks = append(p.Subtasks, st)
 		if len(picked) == 0 {
 			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
 		} else {
-			notes = append(notes, fmt.Sprintf("subtask %d -> %s", i+1, quoteAll(st.ContextPointers.Sections)))
+			notes = append(notes, fmt.Sprintf("subtask %d -> %s", i+1, describePointers(st.ContextPointers)))
 		}
 	}
 	p.Reasoning = fmt.Sprintf("Built by retrieval without a model: the task was split into %d sub-question(s), each matched to sections by keyword ranking (BM25) and given a skill by cue words; %s.",
@@ -245,6 +246,7 @@ type index struct {
 	lens []float64
 	avg  float64
 	df   map[string]int
+	name []string // each section's pointer; "" when only a line range names it
 }
 
 func newIndex(secs []SectionText) *index {
@@ -285,6 +287,7 @@ func newIndex(secs []SectionText) *index {
 	if len(secs) > 0 {
 		ix.avg = total / float64(len(secs))
 	}
+	ix.pointers()
 	return ix
 }
 
@@ -365,7 +368,7 @@ func (ix *index) pick(question string) []int {
 			c.j = d
 		}
 		if slices.ContainsFunc(picked, func(p int) bool {
-			return ix.secs[p].Title == ix.secs[c.j].Title || ix.isAncestor(p, c.j) || ix.isAncestor(c.j, p)
+			return p == c.j || ix.isAncestor(p, c.j) || ix.isAncestor(c.j, p)
 		}) {
 			continue
 		}
@@ -482,10 +485,29 @@ var stopwords = func() map[string]bool {
 	return m
 }()
 
-func quoteAll(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
+// point adds section j to ps under the name the assembler resolves to it
+// alone.
+func (ix *index) point(ps *Pointers, j int) {
+	s := ix.secs[j]
+	switch {
+	case ix.name[j] != "":
+		ps.Sections = append(ps.Sections, ix.name[j])
+	case s.Line > 0 && s.EndLine >= s.Line:
+		ps.LineRanges = append(ps.LineRanges, [2]int{s.Line, s.EndLine})
+	default:
+		// No line numbers to fall back on: the title is the best name
+		// there is, and the assembler reports it as ambiguous.
+		ps.Sections = append(ps.Sections, s.Title)
+	}
+}
+
+func describePointers(ps Pointers) string {
+	var q []string
+	for _, s := range ps.Sections {
+		q = append(q, fmt.Sprintf("%q", s))
+	}
+	for _, r := range ps.LineRanges {
+		q = append(q, fmt.Sprintf("lines %d-%d", r[0], r[1]))
 	}
 	return strings.Join(q, ", ")
 }

@@ -287,8 +287,10 @@ func TestRetrieveSkipsUnnamedAndRepeatedTitles(t *testing.T) {
 		{Title: "Privacy", Path: []string{"Privacy"}, Level: 1, Line: 13, EndLine: 14, Text: "Data is kept for one year."},
 	}
 	p := Retrieve(RetrieveInput{Task: "How long is the refund window?", Sections: secs})
-	if got := p.Subtasks[0].ContextPointers.Sections; !cmp.Equal(got, []string{"Refunds"}) {
-		t.Errorf("sections = %q, want one [Refunds]", got)
+	// Both shops answer the question; each is named by its parent, since
+	// a bare "Refunds" would resolve to the first shop's section only.
+	if got := p.Subtasks[0].ContextPointers.Sections; !cmp.Equal(got, []string{"Shop A > Refunds", "Shop B > Refunds"}) {
+		t.Errorf("sections = %q, want both shops' Refunds by path", got)
 	}
 	if err := p.Validate(Options{}); err != nil {
 		t.Errorf("retrieved plan is invalid: %v", err)

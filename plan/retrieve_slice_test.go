@@ -1,0 +1,175 @@
+package plan_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/baton-dev/baton/plan"
+	"github.com/baton-dev/baton/slice"
+)
+
+// sectionsFromSlice builds the planner's input from the slice package's
+// outline, the way orchestrate does, so these tests see what a real run
+// sees and cut the slices a real run would cut.
+func sectionsFromSlice(doc *slice.Document) []plan.SectionText {
+	lines := doc.Lines()
+	var secs []plan.SectionText
+	for _, h := range doc.Outline() {
+		body := ""
+		if h.Line >= 1 && h.EndLine <= len(lines) && h.Line <= h.EndLine {
+			body = strings.Join(lines[h.Line-1:h.EndLine], "\n")
+		}
+		secs = append(secs, plan.SectionText{Title: h.Title, Path: h.Path, Level: h.Level, Line: h.Line, EndLine: h.EndLine, Text: body})
+	}
+	return secs
+}
+
+// planAndCut runs the retrieval planner over src and cuts each subtask's
+// slice with the assembler.
+func planAndCut(t *testing.T, src, task string) (*plan.Plan, []slice.Result) {
+	t.Helper()
+	doc := slice.Parse([]byte(src))
+	p := plan.Retrieve(plan.RetrieveInput{Task: task, Sections: sectionsFromSlice(doc)})
+	if err := p.Validate(plan.Options{Lines: doc.NumLines()}); err != nil {
+		t.Fatalf("retrieved plan is invalid: %v", err)
+	}
+	var res []slice.Result
+	for _, st := range p.Subtasks {
+		r := doc.Extract(slice.Pointers{Sections: st.ContextPointers.Sections, LineRanges: st.ContextPointers.LineRanges})
+		if len(r.Unmatched) > 0 || r.Fallback {
+			t.Errorf("subtask %q: pointers %q: unmatched %q, fallback %v", st.Task, st.ContextPointers.Sections, r.Unmatched, r.Fallback)
+		}
+		for _, w := range r.Warnings {
+			t.Errorf("subtask %q: assembler warned: %s", st.Task, w)
+		}
+		res = append(res, r)
+	}
+	return p, res
+}
+
+const companyDoc = `# Acme annual review
+
+## Overview
+
+Acme makes industrial valves and sells them in Europe and Asia.
+
+## Risks
+
+Supply of forged steel depends on a single mill; a strike there would stop production.
+Currency swings in the yen hurt margins.
+
+## Revenue
+
+Turnover reached 41 million euros in 2024, up 12 percent on the year before.
+
+## Team
+
+The company employs 210 people across three plants.
+
+## Warehouses
+
+Stock is kept in Rotterdam and in Osaka. The Osaka site holds six weeks of spare parts.
+`
+
+func TestRetrieveSplitsRisksAndRevenue(t *testing.T) {
+	p, res := planAndCut(t, companyDoc, "What were the risks and the revenue?")
+	if len(p.Subtasks) != 2 {
+		t.Fatalf("got %d subtasks, want 2: %+v", len(p.Subtasks), p.Subtasks)
+	}
+	wants := []string{"single mill", "41 million euros"}
+	for i, want := range wants {
+		if !strings.Contains(res[i].Text, want) {
+			t.Errorf("subtask %d (%q, pointers %q): slice lacks %q:\n%s", i+1, p.Subtasks[i].Task, p.Subtasks[i].ContextPointers.Sections, want, res[i].Text)
+		}
+	}
+	if strings.Contains(res[0].Text, "41 million") || strings.Contains(res[1].Text, "single mill") {
+		t.Errorf("each slice should hold only its own section: %q / %q", p.Subtasks[0].ContextPointers.Sections, p.Subtasks[1].ContextPointers.Sections)
+	}
+}
+
+func TestRetrieveFindsAnswerInBodyOnly(t *testing.T) {
+	// No heading says "spare parts" or "Osaka": only the body of
+	// Warehouses does.
+	p, res := planAndCut(t, companyDoc, "How many weeks of spare parts does the Osaka site hold?")
+	if len(p.Subtasks) != 1 {
+		t.Fatalf("got %d subtasks, want 1", len(p.Subtasks))
+	}
+	if got := p.Subtasks[0].ContextPointers.Sections; len(got) == 0 || got[0] != "Warehouses" {
+		t.Errorf("sections = %q, want Warehouses first", got)
+	}
+	if !strings.Contains(res[0].Text, "six weeks") {
+		t.Errorf("slice lacks the answer:\n%s", res[0].Text)
+	}
+}
+
+const vendorsDoc = `# Vendor review
+
+## Acme
+
+Acme sells valves.
+
+### Pricing
+
+Acme charges 40 euros per valve.
+
+### Support
+
+Acme answers within a day.
+
+## Globex
+
+Globex sells pumps.
+
+### Pricing
+
+Globex charges 95 euros per pump.
+
+### Support
+
+Globex answers within a week.
+`
+
+func TestRetrieveDuplicateTitlesGetUniquePointers(t *testing.T) {
+	p, res := planAndCut(t, vendorsDoc, "What is Acme's pricing? What is Globex's pricing?")
+	if len(p.Subtasks) != 2 {
+		t.Fatalf("got %d subtasks, want 2: %+v", len(p.Subtasks), p.Subtasks)
+	}
+	for i, want := range []string{"40 euros", "95 euros"} {
+		if !strings.Contains(res[i].Text, want) {
+			t.Errorf("subtask %d (pointers %q): slice lacks %q:\n%s", i+1, p.Subtasks[i].ContextPointers.Sections, want, res[i].Text)
+		}
+	}
+	for _, st := range p.Subtasks {
+		if slices.Contains(st.ContextPointers.Sections, "Pricing") {
+			t.Errorf("subtask %q points at the bare, ambiguous title: %q", st.Task, st.ContextPointers.Sections)
+		}
+	}
+}
+
+func TestRetrieveReadmeExample(t *testing.T) {
+	b, err := os.ReadFile("../examples/incident-report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := "What was the duration and impact of the outage? What caused the retry storm? Which action items address the root cause?"
+	p, _ := planAndCut(t, string(b), task)
+	for _, st := range p.Subtasks {
+		t.Logf("%q -> %q", st.Task, st.ContextPointers.Sections)
+	}
+}
+
+func TestRetrieveIdenticalPathsFallBackToLineRanges(t *testing.T) {
+	// Two "## Acme" parts, each with its own "### Pricing": no path tells
+	// them apart, so the planner names them by line range.
+	doc := "# Review\n\n## Acme\n\n### Pricing\n\nThe 2023 list price was 40 euros.\n\n## Acme\n\n### Pricing\n\nThe 2024 list price is 44 euros.\n"
+	p, res := planAndCut(t, doc, "What was the 2024 list price?")
+	st := p.Subtasks[0]
+	if len(st.ContextPointers.Sections) != 0 || len(st.ContextPointers.LineRanges) == 0 {
+		t.Fatalf("pointers = %+v, want line ranges only", st.ContextPointers)
+	}
+	if !strings.Contains(res[0].Text, "44 euros") {
+		t.Errorf("slice lacks the 2024 price:\n%s", res[0].Text)
+	}
+}
