@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -61,18 +60,27 @@ func Retrieve(in RetrieveInput) *Plan {
 	if max <= 0 {
 		max = DefaultMaxSubtasks
 	}
-	questions := SplitTask(in.Task, max)
 	idx := newIndex(in.Sections)
+	pieces := SplitTask(in.Task, max)
+	var questions []string
+	var picks [][]int
+	for i, q := range pieces {
+		// A piece may grow into several subtasks only while the pieces
+		// still to come keep their own place under max.
+		room := max - len(questions) - (len(pieces) - i - 1)
+		qs, ps := idx.splitByTopic(q, room)
+		questions = append(questions, qs...)
+		picks = append(picks, ps...)
+	}
 	p := &Plan{}
 	var notes []string
 	for i, q := range questions {
 		st := Subtask{Task: q, Skill: chooseSkill(q, in.Skills)}
-		picked := idx.pick(q)
-		for _, j := range picked {
+		for _, j := range picks[i] {
 			idx.point(&st.ContextPointers, j)
 		}
 		p.Subtasks = append(p.Subtasks, st)
-		if len(picked) == 0 {
+		if len(picks[i]) == 0 {
 			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
 		} else {
 			notes = append(notes, fmt.Sprintf("subtask %d -> %s", i+1, describePointers(st.ContextPointers)))
@@ -83,90 +91,45 @@ func Retrieve(in RetrieveInput) *Plan {
 	return p
 }
 
-var (
-	// Items of a numbered or bulleted list, at the start of a line.
-	listItem = regexp.MustCompile(`(?m)^\s*(?:\d+[.)]|[-*•]|\(\d+\))\s+`)
-	// Inline enumerations: "(1) ... (2) ..." or "1) ... 2) ...".
-	inlineItem = regexp.MustCompile(`(?:^|\s)(?:\(\d+\)|\d+\))\s+`)
-	// A sentence ends at . ? or ! followed by space and a capital, a digit
-	// or a quote; "e.g. the" and "3.5" do not end one.
-	sentenceEnd = regexp.MustCompile(`[.?!]+\s+["'(]?[A-Z0-9]`)
-	// Clauses joined by ";" or " and also " are separate questions; a plain
-	// "and" is not split, since it usually joins parts of one question.
-	clauseSep = regexp.MustCompile(`(?i);\s*|\s+and\s+also\s+`)
-)
-
-// SplitTask splits a task into at most max sub-questions: list items,
-// sentences, and clauses joined by ";" or "and also". A lead-in ending in a
-// colon ("Answer these:") is dropped when items follow it, and pieces with no
-// content words are dropped. Pieces beyond max are merged into the last one.
-func SplitTask(task string, max int) []string {
-	task = strings.TrimSpace(task)
-	if task == "" {
-		return []string{""}
+// splitByTopic splits a question about several things ("the risks and the
+// revenue") into one question per section they lead to, in at most room
+// questions, and returns each with its picked sections. Parts that lead to
+// the same best section stay together, so "pros and cons of X", or any
+// misreading of the sentence, costs nothing when the document answers it in
+// one place; and the question stays whole when any part alone finds nothing,
+// since it would then go to a sub-agent with the whole document.
+func (ix *index) splitByTopic(q string, room int) ([]string, [][]int) {
+	whole := func() ([]string, [][]int) { return []string{q}, [][]int{ix.pick(q)} }
+	c, ok := splitConjunction(q)
+	if !ok || room < 2 {
+		return whole()
 	}
-	if max <= 0 {
-		max = DefaultMaxSubtasks
-	}
-	var pieces []string
-	for _, item := range splitOn(task, listItem) {
-		for _, inl := range splitOn(item, inlineItem) {
-			for _, sent := range splitSentences(inl) {
-				for _, cl := range clauseSep.Split(sent, -1) {
-					if cl = strings.TrimSpace(cl); cl != "" {
-						pieces = append(pieces, cl)
-					}
-				}
-			}
+	var groups [][]int // part indexes, grouped by their best section
+	tops := map[int]int{}
+	for k := range c.parts {
+		picked := ix.pick(c.question([]int{k}))
+		if len(picked) == 0 {
+			return whole()
 		}
-	}
-	var out []string
-	for i, pc := range pieces {
-		if strings.HasSuffix(pc, ":") && i < len(pieces)-1 {
-			continue
+		g, seen := tops[picked[0]]
+		if !seen {
+			g = len(groups)
+			tops[picked[0]] = g
+			groups = append(groups, nil)
 		}
-		if len(terms(pc)) == 0 {
-			continue
-		}
-		out = append(out, pc)
+		groups[g] = append(groups[g], k)
 	}
-	if len(out) == 0 {
-		return []string{task}
+	if len(groups) < 2 || len(groups) > room {
+		return whole()
 	}
-	if len(out) > max {
-		out = append(out[:max-1], strings.Join(out[max-1:], " "))
+	var qs []string
+	var ps [][]int
+	for _, g := range groups {
+		sub := c.question(g)
+		qs = append(qs, sub)
+		ps = append(ps, ix.pick(sub))
 	}
-	return out
-}
-
-// splitOn splits s before each match of re, dropping the matched marker.
-func splitOn(s string, re *regexp.Regexp) []string {
-	locs := re.FindAllStringIndex(s, -1)
-	if len(locs) == 0 {
-		return []string{s}
-	}
-	var out []string
-	prev := 0
-	for _, l := range locs {
-		if l[0] > prev {
-			out = append(out, s[prev:l[0]])
-		}
-		prev = l[1]
-	}
-	return append(out, s[prev:])
-}
-
-func splitSentences(s string) []string {
-	var out []string
-	start := 0
-	for _, l := range sentenceEnd.FindAllStringIndex(s, -1) {
-		// Cut after the punctuation run, keep the next sentence's first
-		// character.
-		cut := l[0] + strings.IndexFunc(s[l[0]:l[1]], unicode.IsSpace)
-		out = append(out, s[start:cut])
-		start = cut
-	}
-	return append(out, s[start:])
+	return qs, ps
 }
 
 // skillCues maps cue word stems to the skill they suggest, in priority order.

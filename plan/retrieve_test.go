@@ -320,8 +320,9 @@ func FuzzSplitTask(f *testing.F) {
 			t.Fatalf("SplitTask gave %d pieces, want 1..%d", len(got), max)
 		}
 		p := Retrieve(RetrieveInput{Task: task, Sections: secs, MaxSubtasks: max})
-		if len(p.Subtasks) != len(got) {
-			t.Fatalf("Retrieve gave %d subtasks, SplitTask %d pieces", len(p.Subtasks), len(got))
+		// Retrieve may split a piece further by topic, never past max.
+		if len(p.Subtasks) < len(got) || len(p.Subtasks) > max {
+			t.Fatalf("Retrieve gave %d subtasks, SplitTask %d pieces, max %d", len(p.Subtasks), len(got), max)
 		}
 		for _, st := range p.Subtasks {
 			if st.IsSelf() {
