@@ -103,7 +103,7 @@ func splitConjunction(q string) (conjunction, bool) {
 	if w := bare(toks[and+1]); clauseStarts[w] {
 		left := strings.TrimRight(strings.Join(toks[:and], " "), ",;")
 		right := strings.Join(toks[and+1:], " ")
-		if len(terms(left)) == 0 || len(terms(right)) == 0 {
+		if !hasTopic(left) || !hasTopic(right) {
 			return conjunction{}, false
 		}
 		return conjunction{parts: []string{left, right}, clauses: true, end: end}, true
@@ -175,6 +175,17 @@ func splitConjunction(q string) (conjunction, bool) {
 		}
 	}
 	return c, true
+}
+
+// hasTopic reports whether s has a content word beyond the words that ask
+// ("why", "list"): "and why?" asks about the same thing again.
+func hasTopic(s string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), notWordRune) {
+		if !clauseStarts[w] && len(terms(w)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // bare lowercases a token and strips the punctuation around it.

@@ -154,22 +154,70 @@ func TestRetrieveReadmeExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := "What was the duration and impact of the outage? What caused the retry storm? Which action items address the root cause?"
-	p, _ := planAndCut(t, string(b), task)
-	for _, st := range p.Subtasks {
-		t.Logf("%q -> %q", st.Task, st.ContextPointers.Sections)
+	p, res := planAndCut(t, string(b), task)
+	// Each sub-question, the section that must lead its pointers, and a
+	// fact of the answer its slice must hold.
+	want := []struct{ task, first, fact string }{
+		{"What was the duration of the outage?", "1. Summary", "3 hours 42 minutes"},
+		{"What was the impact of the outage?", "6.1 Impact by region", "Affected merchants"},
+		{"What caused the retry storm?", "4.3 Retry storm", "retry"},
+		{"Which action items address the root cause?", "9. Action items", "Action items"},
+	}
+	if len(p.Subtasks) != len(want) {
+		t.Fatalf("got %d subtasks, want %d: %+v", len(p.Subtasks), len(want), p.Subtasks)
+	}
+	for i, w := range want {
+		st := p.Subtasks[i]
+		if st.Task != w.task {
+			t.Errorf("subtask %d task = %q, want %q", i+1, st.Task, w.task)
+		}
+		if got := st.ContextPointers.Sections; len(got) == 0 || got[0] != w.first {
+			t.Errorf("subtask %d sections = %q, want %q first", i+1, got, w.first)
+		}
+		if !strings.Contains(res[i].Text, w.fact) {
+			t.Errorf("subtask %d slice lacks %q", i+1, w.fact)
+		}
+		if len(res[i].Text) > len(b)/4 {
+			t.Errorf("subtask %d slice is %d bytes of the document's %d: not a slice", i+1, len(res[i].Text), len(b))
+		}
 	}
 }
 
-func TestRetrieveIdenticalPathsFallBackToLineRanges(t *testing.T) {
-	// Two "## Acme" parts, each with its own "### Pricing": no path tells
-	// them apart, so the planner names them by line range.
-	doc := "# Review\n\n## Acme\n\n### Pricing\n\nThe 2023 list price was 40 euros.\n\n## Acme\n\n### Pricing\n\nThe 2024 list price is 44 euros.\n"
-	p, res := planAndCut(t, doc, "What was the 2024 list price?")
-	st := p.Subtasks[0]
-	if len(st.ContextPointers.Sections) != 0 || len(st.ContextPointers.LineRanges) == 0 {
-		t.Fatalf("pointers = %+v, want line ranges only", st.ContextPointers)
+func TestRetrieveKeepsOneThingWhole(t *testing.T) {
+	cases := []struct{ name, task string }{
+		// A fixed pair is one question, whatever sections exist.
+		{"idiom", "What are the pros and cons of the Osaka site?"},
+		// Both parts lead to the Revenue section: one subtask serves them.
+		{"same section", "What were the turnover and the growth in 2024?"},
+		// A part that alone finds nothing would go out with the whole
+		// document; the question stays whole instead.
+		{"part finds nothing", "What were the risks and the zeppelins?"},
 	}
-	if !strings.Contains(res[0].Text, "44 euros") {
-		t.Errorf("slice lacks the 2024 price:\n%s", res[0].Text)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := planAndCut(t, companyDoc, tc.task)
+			if len(p.Subtasks) != 1 || p.Subtasks[0].Task != tc.task {
+				t.Errorf("subtasks = %+v, want the task whole", p.Subtasks)
+			}
+		})
+	}
+}
+
+func TestRetrieveSplitsAList(t *testing.T) {
+	p, res := planAndCut(t, companyDoc, "What were the risks, the revenue and the warehouses?")
+	wants := []string{"single mill", "41 million", "Rotterdam"}
+	if len(p.Subtasks) != len(wants) {
+		t.Fatalf("got %d subtasks, want %d: %+v", len(p.Subtasks), len(wants), p.Subtasks)
+	}
+	for i, w := range wants {
+		if !strings.Contains(res[i].Text, w) {
+			t.Errorf("subtask %d (%q -> %q) slice lacks %q", i+1, p.Subtasks[i].Task, p.Subtasks[i].ContextPointers.Sections, w)
+		}
+	}
+	// Within max: the list stays one subtask when there is no room.
+	doc := slice.Parse([]byte(companyDoc))
+	p = plan.Retrieve(plan.RetrieveInput{Task: "What were the risks, the revenue and the warehouses?", Sections: sectionsFromSlice(doc), MaxSubtasks: 2})
+	if len(p.Subtasks) != 1 {
+		t.Errorf("with max 2 got %d subtasks, want the task whole", len(p.Subtasks))
 	}
 }
