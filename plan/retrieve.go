@@ -2,7 +2,7 @@ package plan
 
 import (
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -204,51 +204,32 @@ func chooseSkill(q string, skills []SkillInfo) string {
 // index is a BM25 index over sections with the title as a weighted field.
 type index struct {
 	secs []SectionText
-	tf   []map[string]float64
-	path []map[string]float64 // weighted terms of the headings above the section
-	lens []float64
-	avg  float64
-	df   map[string]int
-	name []string // each section's pointer; "" when only a line range names it
+	own  []map[string]float64 // the section's own words: title and text
+	bm   *bm25                // own words plus the heading path above
+	name []string             // each section's pointer; "" when only a line range names it
 }
 
 func newIndex(secs []SectionText) *index {
-	ix := &index{secs: secs, df: map[string]int{}}
-	total := 0.0
+	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B)}
 	for _, s := range secs {
-		tf := map[string]float64{}
+		own := map[string]float64{}
 		for _, t := range terms(s.Title) {
-			tf[t] += titleWeight
+			own[t] += titleWeight
 		}
 		for _, t := range terms(s.Text) {
-			tf[t]++
+			own[t]++
 		}
-		// Path terms are kept apart so that a match through the heading
-		// path alone can be told from one in the section's own words.
-		path := map[string]float64{}
+		// Path terms count in the ranking but are told apart from the
+		// section's own words: a match through the heading path alone
+		// says nothing about which of the siblings holds the answer.
+		all := maps.Clone(own)
 		for _, p := range ancestorsOf(s) {
 			for _, t := range terms(p) {
-				path[t] += pathWeight
+				all[t] += pathWeight
 			}
 		}
-		n := 0.0
-		for t, f := range tf {
-			n += f
-			ix.df[t]++
-		}
-		for t, f := range path {
-			n += f
-			if tf[t] == 0 {
-				ix.df[t]++
-			}
-		}
-		ix.path = append(ix.path, path)
-		ix.tf = append(ix.tf, tf)
-		ix.lens = append(ix.lens, n)
-		total += n
-	}
-	if len(secs) > 0 {
-		ix.avg = total / float64(len(secs))
+		ix.own = append(ix.own, own)
+		ix.bm.add(all)
 	}
 	ix.pointers()
 	return ix
@@ -263,24 +244,10 @@ func ancestorsOf(s SectionText) []string {
 	return p
 }
 
-func (ix *index) score(q []string, j int) float64 {
-	if ix.avg == 0 {
-		return 0
-	}
-	n := float64(len(ix.secs))
-	norm := 1 - bm25B + bm25B*ix.lens[j]/ix.avg
-	s := 0.0
-	for _, t := range q {
-		f := ix.tf[j][t] + ix.path[j][t]
-		if f == 0 {
-			continue
-		}
-		df := float64(ix.df[t])
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		s += idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
-	}
-	return s
-}
+func (ix *index) score(q []string, j int) float64 { return ix.bm.score(q, j) }
+
+// has reports whether section j holds term t, in its own words or its path.
+func (ix *index) has(j int, t string) bool { return ix.bm.docs[j][t] > 0 }
 
 // pick returns the indexes of the sections to point at for question q.
 func (ix *index) pick(question string) []int {
@@ -290,7 +257,7 @@ func (ix *index) pick(question string) []int {
 		score float64
 	}
 	var cands []cand
-	for j := range ix.secs {
+	for _, j := range ix.bm.matching(q) {
 		if strings.TrimSpace(ix.secs[j].Title) == "" {
 			continue // a pointer names a section by its title
 		}
@@ -349,21 +316,21 @@ func (ix *index) pick(question string) []int {
 func (ix *index) coveringDescendant(q []string, a int) int {
 	want := 0
 	for _, t := range q {
-		if ix.tf[a][t]+ix.path[a][t] > 0 {
+		if ix.has(a, t) {
 			want++
 		}
 	}
 	best, bestScore := -1, 0.0
-	for d := range ix.secs {
+	for _, d := range ix.bm.matching(q) {
 		if d == a || strings.TrimSpace(ix.secs[d].Title) == "" || !ix.isAncestor(a, d) {
 			continue
 		}
 		have, ownHit := 0, false
 		for _, t := range q {
-			if ix.tf[d][t]+ix.path[d][t] > 0 {
+			if ix.has(d, t) {
 				have++
 			}
-			ownHit = ownHit || ix.tf[d][t] > 0
+			ownHit = ownHit || ix.own[d][t] > 0
 		}
 		// Matching only through the heading path says nothing: every
 		// sibling inherits the same path, and the question is about the
