@@ -11,58 +11,72 @@ const pathSep = " > "
 
 // pointers works out, once per index, how each section is named in a plan.
 // A title that occurs once is its own pointer. A repeated title is named by
-// the shortest path that picks it alone: its nearest ancestor first
-// ("Globex > Pricing"), then its whole path. When even the whole path is
+// the closest ancestor that no other section of that title has
+// ("Globex > Pricing"), else by its whole path. When even the whole path is
 // shared (two "## Acme" with a "### Pricing" each), no name tells them
 // apart, and the section is pointed at by its line range instead. A bare
 // repeated title would be resolved to the first such section, giving a
 // sub-agent another vendor's price.
+//
+// Counting (ancestor, title) pairs keeps this linear in the number of
+// sections times their depth, however often a title repeats.
 func (ix *index) pointers() {
 	ix.name = make([]string, len(ix.secs))
+	title := make([]string, len(ix.secs))
+	anc := make([][]string, len(ix.secs))
 	byTitle := map[string][]int{}
+	pairs := map[[2]string]int{}
 	for j, s := range ix.secs {
-		k := foldTitle(s.Title)
-		byTitle[k] = append(byTitle[k], j)
+		title[j] = foldTitle(s.Title)
+		for _, a := range ancestorsOf(s) {
+			anc[j] = append(anc[j], foldTitle(a))
+		}
+		byTitle[title[j]] = append(byTitle[title[j]], j)
+		for i, a := range anc[j] {
+			if !slices.Contains(anc[j][:i], a) {
+				pairs[[2]string{a, title[j]}]++
+			}
+		}
 	}
 	for j, s := range ix.secs {
-		same := byTitle[foldTitle(s.Title)]
+		same := byTitle[title[j]]
 		if len(same) == 1 {
 			ix.name[j] = s.Title
 			continue
 		}
-		anc := ancestorsOf(s)
-		if strings.Contains(s.Title, ">") || slices.ContainsFunc(anc, func(a string) bool { return strings.Contains(a, ">") }) {
+		orig := ancestorsOf(s)
+		if strings.Contains(s.Title, ">") || slices.ContainsFunc(orig, func(a string) bool { return strings.Contains(a, ">") }) {
 			// A '>' inside a title would be read as a path separator.
 			continue
 		}
-		candidates := [][]string{}
-		if len(anc) > 0 {
-			candidates = append(candidates, []string{anc[len(anc)-1]})
-		}
-		if len(anc) > 1 {
-			candidates = append(candidates, anc)
-		}
-		for _, c := range candidates {
-			n := 0
-			for _, k := range same {
-				if hasAncestorsInOrder(ancestorsOf(ix.secs[k]), c) {
-					n++
-				}
+		for i := len(anc[j]) - 1; i >= 0 && ix.name[j] == ""; i-- {
+			if pairs[[2]string{anc[j][i], title[j]}] == 1 {
+				ix.name[j] = orig[i] + pathSep + s.Title
 			}
-			if n == 1 {
-				ix.name[j] = strings.Join(append(append([]string(nil), c...), s.Title), pathSep)
-				break
+		}
+		if ix.name[j] != "" || len(anc[j]) < 2 {
+			continue
+		}
+		// Rare: no single ancestor is unique, so try the whole path,
+		// which any section whose ancestors include it in order matches.
+		n := 0
+		for _, k := range same {
+			if hasAncestorsInOrder(anc[k], anc[j]) {
+				n++
 			}
+		}
+		if n == 1 {
+			ix.name[j] = strings.Join(append(slices.Clone(orig), s.Title), pathSep)
 		}
 	}
 }
 
 // hasAncestorsInOrder reports whether want appears in anc in order, gaps
-// allowed: the assembler's rule for a path pointer.
+// allowed: the assembler's rule for a path pointer. Both are folded.
 func hasAncestorsInOrder(anc, want []string) bool {
 	i := 0
 	for _, a := range anc {
-		if i < len(want) && foldTitle(a) == foldTitle(want[i]) {
+		if i < len(want) && a == want[i] {
 			i++
 		}
 	}

@@ -244,22 +244,6 @@ func TestTerms(t *testing.T) {
 	}
 }
 
-func BenchmarkRetrieve(b *testing.B) {
-	base := loadReport(b)
-	var secs []SectionText
-	for i := range 50 { // about 1,000 sections
-		for _, s := range base {
-			s.Title = fmt.Sprintf("%s %d", s.Title, i)
-			secs = append(secs, s)
-		}
-	}
-	in := RetrieveInput{Task: "Why did the March outage happen? Compare the pricing plans.", Sections: secs, Skills: builtinSkills}
-	b.ResetTimer()
-	for b.Loop() {
-		Retrieve(in)
-	}
-}
-
 func TestRetrieveOverviewRequestIsNotATopic(t *testing.T) {
 	p := Retrieve(RetrieveInput{Task: "Give an overview of the pricing.", Sections: loadReport(t), Skills: builtinSkills})
 	st := p.Subtasks[0]
