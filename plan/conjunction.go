@@ -53,6 +53,8 @@ var headEnds = wordSet(`what why how which who whom whose when where whether
 var tailStarts = wordSet(`of in for during at on from by with across over after before since per within among under to into about behind around through
 	that which who whom whose when where while if than`)
 
+var doSupport = wordSet(`do does did`)
+
 var determiners = wordSet(`the a an its their our his her this that these those each every`)
 
 // Questions that ask about things together, never one at a time.
@@ -148,11 +150,29 @@ func splitConjunction(q string) (conjunction, bool) {
 		return conjunction{}, false
 	}
 	parts = append(parts, cur)
+	// "What did Acme and Globex charge": after "do" the parts are the
+	// subject and the verb that follows them is shared, so the last part
+	// is cut to the length of the longest part before it.
+	if k >= 0 && doSupport[bare(toks[k])] {
+		longest := 0
+		for _, p := range parts {
+			longest = max(longest, len(p))
+		}
+		if len(lastPart) > longest {
+			tail = strings.TrimSpace(strings.Join(lastPart[longest:], " ") + " " + tail)
+			lastPart = lastPart[:longest]
+		}
+	}
 	c := conjunction{head: strings.Join(toks[:k+1], " "), tail: tail, end: end}
 	for i := len(parts) - 1; i >= 0; i-- {
 		c.parts = append(c.parts, strings.TrimRight(strings.Join(parts[i], " "), ",;"))
 	}
 	c.parts = append(c.parts, strings.TrimRight(strings.Join(lastPart, " "), ",;"))
+	for _, p := range c.parts {
+		if len(terms(p)) == 0 {
+			return conjunction{}, false
+		}
+	}
 	// "the duration and impact": the second part shares the article.
 	if first := strings.Fields(c.parts[0]); determiners[strings.ToLower(first[0])] {
 		for i := 1; i < len(c.parts); i++ {
@@ -162,9 +182,6 @@ func splitConjunction(q string) (conjunction, bool) {
 		}
 	}
 	for i, p := range c.parts {
-		if len(terms(p)) == 0 {
-			return conjunction{}, false
-		}
 		if i > 0 {
 			prev := strings.Fields(c.parts[i-1])
 			next := strings.Fields(p)

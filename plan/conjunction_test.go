@@ -15,6 +15,8 @@ func TestSplitConjunction(t *testing.T) {
 		{"What was the duration and impact of the outage?", []string{"What was the duration of the outage?", "What was the impact of the outage?"}},
 		{"List the owners, deadlines and status of each action item", []string{"List the owners of each action item", "List the deadlines of each action item", "List the status of each action item"}},
 		{"What happened during the migration and the rollback?", []string{"What happened during the migration?", "What happened during the rollback?"}},
+		{"What do Acme and Globex charge?", []string{"What do Acme charge?", "What do Globex charge?"}},
+		{"What did the risks and the revenue show in 2024?", []string{"What did the risks show in 2024?", "What did the revenue show in 2024?"}},
 		{"What caused the outage and what should change?", []string{"What caused the outage?", "What should change?"}},
 		{"Summarise the incident and list the follow-ups.", []string{"Summarise the incident.", "List the follow-ups."}},
 		// Asked together, or one thing with two names: never split.
@@ -70,4 +72,37 @@ func seq(n int) []int {
 		s[i] = i
 	}
 	return s
+}
+
+func FuzzSplitConjunction(f *testing.F) {
+	for _, s := range []string{
+		"What were the risks and the revenue?",
+		"List the owners, deadlines and status of each action item",
+		"What do Acme and Globex charge?",
+		"What caused it and why?",
+		"and and",
+		", and ,",
+		"the and",
+		"\xff and \xfe?",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		c, ok := splitConjunction(q)
+		if !ok {
+			return
+		}
+		if len(c.parts) < 2 {
+			t.Fatalf("split %q into %d parts", q, len(c.parts))
+		}
+		for k, p := range c.parts {
+			if len(terms(p)) == 0 {
+				t.Fatalf("part %d of %q has no content word: %q", k, q, p)
+			}
+			if sub := c.question([]int{k}); len(terms(sub)) == 0 {
+				t.Fatalf("sub-question %d of %q is empty: %q", k, q, sub)
+			}
+		}
+		c.question(seq(len(c.parts)))
+	})
 }
