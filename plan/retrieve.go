@@ -203,10 +203,11 @@ func chooseSkill(q string, skills []SkillInfo) string {
 
 // index is a BM25 index over sections with the title as a weighted field.
 type index struct {
-	secs []SectionText
-	own  []map[string]float64 // the section's own words: title and text
-	bm   *bm25                // own words plus the heading path above
-	name []string             // each section's pointer; "" when only a line range names it
+	secs   []SectionText
+	own    []map[string]float64 // the section's own words: title and text
+	bm     *bm25                // own words plus the heading path above
+	name   []string             // each section's pointer; "" when only a line range names it
+	parent []int                // the enclosing section's index, or -1
 }
 
 func newIndex(secs []SectionText) *index {
@@ -232,6 +233,19 @@ func newIndex(secs []SectionText) *index {
 		ix.bm.add(all)
 	}
 	ix.pointers()
+	// Sections come in document order, so the open ancestors form a
+	// stack.
+	var open []int
+	for j := range secs {
+		for len(open) > 0 && !ix.isAncestor(open[len(open)-1], j) {
+			open = open[:len(open)-1]
+		}
+		ix.parent = append(ix.parent, -1)
+		if len(open) > 0 {
+			ix.parent[j] = open[len(open)-1]
+		}
+		open = append(open, j)
+	}
 	return ix
 }
 
@@ -306,6 +320,29 @@ func (ix *index) pick(question string) []int {
 			top = c.score
 		}
 		picked = append(picked, c.j)
+	}
+	return ix.mergeSiblings(q, picked)
+}
+
+// mergeSiblings returns the parent instead of two of its subsections when a
+// query word they match in their titles is also the parent's: "6.1 Impact by
+// region" and "6.2 Impact by customer tier" for "the impact of the outage"
+// are two parts of "6. Impact", which holds the rest of the answer too.
+// Subsections that match on words of their own ("Per-Seat Plan" and
+// "Usage-Based Plan" under "Pricing") stay apart.
+func (ix *index) mergeSiblings(q []string, picked []int) []int {
+	if len(picked) != 2 {
+		return picked
+	}
+	p := ix.parent[picked[0]]
+	if p < 0 || p != ix.parent[picked[1]] || strings.TrimSpace(ix.secs[p].Title) == "" {
+		return picked
+	}
+	in := func(j int, t string) bool { return slices.Contains(terms(ix.secs[j].Title), t) }
+	for _, t := range q {
+		if in(p, t) && in(picked[0], t) && in(picked[1], t) {
+			return []int{p}
+		}
 	}
 	return picked
 }
