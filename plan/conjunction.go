@@ -53,6 +53,8 @@ var headEnds = wordSet(`what why how which who whom whose when where whether
 var tailStarts = wordSet(`of in for during at on from by with across over after before since per within among under to into about behind around through
 	that which who whom whose when where while if than`)
 
+var prepositions = wordSet(`of in for during at on from by with across over after before since per within among under to into about behind around through`)
+
 var doSupport = wordSet(`do does did`)
 
 var determiners = wordSet(`the a an its their our his her this that these those each every`)
@@ -147,6 +149,11 @@ func splitConjunction(q string) (conjunction, bool) {
 		}
 	}
 	if len(cur) == 0 {
+		return conjunction{}, false
+	}
+	// "the risks of the migration, the revenue and the team": a list
+	// whose first item follows a preposition may have begun before it.
+	if len(parts) > 0 && k >= 0 && prepositions[bare(toks[k])] {
 		return conjunction{}, false
 	}
 	parts = append(parts, cur)

@@ -29,6 +29,7 @@ func TestSplitConjunction(t *testing.T) {
 		// Too loose to read safely: two "and"s, a modifier list, a long part.
 		{"What were the risks and the revenue and the margin?", nil},
 		{"What happened after the deploy and before the rollback?", nil},
+		{"What were the risks of the migration, the revenue and the team?", nil},
 		{"What is the long and winding history of the old ledger service and the proxy?", nil},
 		{"What is X and why?", nil},
 		{"What changed?", nil},
