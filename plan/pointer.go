@@ -50,7 +50,8 @@ func (ix *index) pointers() {
 			continue
 		}
 		for i := len(anc[j]) - 1; i >= 0 && ix.name[j] == ""; i-- {
-			if pairs[[2]string{anc[j][i], title[j]}] == 1 {
+			// An empty heading names nothing in a path.
+			if anc[j][i] != "" && pairs[[2]string{anc[j][i], title[j]}] == 1 {
 				ix.name[j] = orig[i] + pathSep + s.Title
 			}
 		}
@@ -65,7 +66,7 @@ func (ix *index) pointers() {
 				n++
 			}
 		}
-		if n == 1 {
+		if n == 1 && !slices.Contains(anc[j], "") {
 			ix.name[j] = strings.Join(append(slices.Clone(orig), s.Title), pathSep)
 		}
 	}

@@ -221,3 +221,30 @@ func TestRetrieveSplitsAList(t *testing.T) {
 		t.Errorf("with max 2 got %d subtasks, want the task whole", len(p.Subtasks))
 	}
 }
+
+func TestRetrieveUniquePointersResolve(t *testing.T) {
+	// Repeated titles at several depths, under an empty heading and under
+	// parents that repeat too: every pointer must resolve, without a
+	// warning, to the section that holds its answer.
+	cases := []struct{ doc, task, fact string }{
+		{dupDoc, "What does Globex charge for pricing?", "95 euros"},
+		{dupDoc, "What is Acme pricing?", "40 euros"},
+		{dupDoc, "What is the Asian retail pricing?", "30 rupees"},
+		{dupDoc, "What is the European retail pricing in francs?", "12 francs"},
+		// The empty heading is the only ancestor that tells these apart;
+		// it cannot name a path, so a line range must.
+		{emptyParentDoc, "What is the monthly base fee?", "7 dollars"},
+		{emptyParentDoc, "What is the surcharge?", "9 dollars"},
+	}
+	for _, tc := range cases {
+		p, res := planAndCut(t, tc.doc, tc.task)
+		if !strings.Contains(res[0].Text, tc.fact) {
+			t.Errorf("%q: pointers %+v: slice lacks %q:\n%s", tc.task, p.Subtasks[0].ContextPointers, tc.fact, res[0].Text)
+		}
+	}
+}
+
+const dupDoc = "#\n\n## Acme\n\n### Pricing\n\nAcme charges 40 euros.\n\n## Globex\n\n### Pricing\n\nGlobex charges 95 euros.\n\n" +
+	"# Europe\n\n## Retail\n\n### Pricing\n\nEuropean retail pays 12 francs.\n\n# Asia\n\n## Retail\n\n### Pricing\n\nAsian retail pays 30 rupees.\n"
+
+const emptyParentDoc = "#\n\n## Pricing\n\nThe base fee is 7 dollars, billed monthly.\n\n# Other\n\n## Pricing\n\nThe surcharge is 9 dollars.\n"
