@@ -235,6 +235,9 @@ func TestRetrieveUniquePointersResolve(t *testing.T) {
 		// it cannot name a path, so a line range must.
 		{emptyParentDoc, "What is the monthly base fee?", "7 dollars"},
 		{emptyParentDoc, "What is the surcharge?", "9 dollars"},
+		// A '>' in a title would read as a path separator.
+		{arrowDoc, "What was the 2023 ratio?", "ratio was 1.4"},
+		{arrowDoc, "What was the 2024 ratio?", "ratio was 2.1"},
 	}
 	for _, tc := range cases {
 		p, res := planAndCut(t, tc.doc, tc.task)
@@ -248,3 +251,5 @@ const dupDoc = "#\n\n## Acme\n\n### Pricing\n\nAcme charges 40 euros.\n\n## Glob
 	"# Europe\n\n## Retail\n\n### Pricing\n\nEuropean retail pays 12 francs.\n\n# Asia\n\n## Retail\n\n### Pricing\n\nAsian retail pays 30 rupees.\n"
 
 const emptyParentDoc = "#\n\n## Pricing\n\nThe base fee is 7 dollars, billed monthly.\n\n# Other\n\n## Pricing\n\nThe surcharge is 9 dollars.\n"
+
+const arrowDoc = "# 2023\n\n## Cost > Value\n\nThe ratio was 1.4 in 2023.\n\n# 2024\n\n## Cost > Value\n\nThe ratio was 2.1 in 2024.\n"
