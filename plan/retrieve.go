@@ -212,27 +212,6 @@ type index struct {
 
 func newIndex(secs []SectionText) *index {
 	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B)}
-	for _, s := range secs {
-		own := map[string]float64{}
-		for _, t := range terms(s.Title) {
-			own[t] += titleWeight
-		}
-		for _, t := range terms(s.Text) {
-			own[t]++
-		}
-		// Path terms count in the ranking but are told apart from the
-		// section's own words: a match through the heading path alone
-		// says nothing about which of the siblings holds the answer.
-		all := maps.Clone(own)
-		for _, p := range ancestorsOf(s) {
-			for _, t := range terms(p) {
-				all[t] += pathWeight
-			}
-		}
-		ix.own = append(ix.own, own)
-		ix.bm.add(all)
-	}
-	ix.pointers()
 	// Sections come in document order, so the open ancestors form a
 	// stack.
 	var open []int
@@ -246,6 +225,24 @@ func newIndex(secs []SectionText) *index {
 		}
 		open = append(open, j)
 	}
+	ix.own = bodyCounts(secs, ix.parent)
+	for j, s := range secs {
+		own := ix.own[j]
+		for _, t := range terms(s.Title) {
+			own[t] += titleWeight
+		}
+		// Path terms count in the ranking but are told apart from the
+		// section's own words: a match through the heading path alone
+		// says nothing about which of the siblings holds the answer.
+		all := maps.Clone(own)
+		for _, p := range ancestorsOf(s) {
+			for _, t := range terms(p) {
+				all[t] += pathWeight
+			}
+		}
+		ix.bm.add(all)
+	}
+	ix.pointers()
 	return ix
 }
 
