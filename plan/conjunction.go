@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // conjunction is one question that asks about several things joined by
@@ -24,7 +25,8 @@ func (c conjunction) question(idx []int) string {
 			return strings.Join(c.parts, " and ") + c.end
 		}
 		q := c.parts[idx[0]]
-		return strings.ToUpper(q[:1]) + q[1:] + c.end
+		r, n := utf8.DecodeRuneInString(q)
+		return string(unicode.ToUpper(r)) + q[n:] + c.end
 	}
 	names := make([]string, len(idx))
 	for i, k := range idx {
@@ -47,13 +49,14 @@ var clauseStarts = wordSet(`what why how which who whom whose when where whether
 var headEnds = wordSet(`what why how which who whom whose when where whether
 	is are was were did do does has have had will would can could should may might must
 	list summarise summarize explain describe identify give show state find name tell report estimate me us
-	of in for during at on from by with across over after before since per within among under to into about behind around through`)
+	` + prepositionWords)
 
 // Words that end the last part: the shared tail starts there.
-var tailStarts = wordSet(`of in for during at on from by with across over after before since per within among under to into about behind around through
-	that which who whom whose when where while if than`)
+var tailStarts = wordSet(prepositionWords + ` that which who whom whose when where while if than`)
 
-var prepositions = wordSet(`of in for during at on from by with across over after before since per within among under to into about behind around through`)
+const prepositionWords = `of in for during at on from by with across over after before since per within among under to into about behind around through`
+
+var prepositions = wordSet(prepositionWords)
 
 var doSupport = wordSet(`do does did`)
 
