@@ -425,6 +425,10 @@ func stem(w string) string {
 			return w[:len(w)-len(suf.from)] + suf.to
 		}
 	}
+	// "cause", "caused" and "causes" all become "caus".
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		return w[:len(w)-1]
+	}
 	return w
 }
 

@@ -236,6 +236,8 @@ func TestTerms(t *testing.T) {
 		{"The Latencies were improving!", "latency improv"},
 		{"Policies, classes and boxes", "policy class box"},
 		{"p99 is 310ms", "p99 310m"},
+		{"cause caused causes", "caus caus caus"},
+		{"change changed changes changing", "chang chang chang chang"},
 	}
 	for _, tc := range cases {
 		if got := strings.Join(terms(tc.in), " "); got != tc.want {
