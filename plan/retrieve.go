@@ -2,8 +2,7 @@ package plan
 
 import (
 	"fmt"
-	"math"
-	"regexp"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -48,11 +47,12 @@ const (
 // plan. It never uses "self", since no model is there to answer.
 //
 // Each subtask points at the best one or two sections scoring above a floor,
-// by their exact titles. A parent's text holds its subsections', so a
-// subsection takes its parent's place when it matches every query word the
-// parent matches (at least one in its own title or text, not only through
-// the heading path); a section is never listed with its own ancestor or with
-// another section of the same title. Sections with an empty title are never
+// each by a name the assembler resolves to that section alone: its title,
+// or "Parent > Title" when the title is repeated (see index.pointers). A
+// parent's text holds its subsections', so a subsection takes its parent's
+// place when it matches every query word the parent matches (at least one in
+// its own title or text, not only through the heading path); a section is
+// never listed with its own ancestor. Sections with an empty title are never
 // pointed at. A sub-question that matches nothing gets no pointers, and the
 // assembler falls back to the whole document and reports it.
 func Retrieve(in RetrieveInput) *Plan {
@@ -60,21 +60,30 @@ func Retrieve(in RetrieveInput) *Plan {
 	if max <= 0 {
 		max = DefaultMaxSubtasks
 	}
-	questions := SplitTask(in.Task, max)
 	idx := newIndex(in.Sections)
+	pieces := SplitTask(in.Task, max)
+	var questions []string
+	var picks [][]int
+	for i, q := range pieces {
+		// A piece may grow into several subtasks only while the pieces
+		// still to come keep their own place under max.
+		room := max - len(questions) - (len(pieces) - i - 1)
+		qs, ps := idx.splitByTopic(q, room)
+		questions = append(questions, qs...)
+		picks = append(picks, ps...)
+	}
 	p := &Plan{}
 	var notes []string
 	for i, q := range questions {
 		st := Subtask{Task: q, Skill: chooseSkill(q, in.Skills)}
-		picked := idx.pick(q)
-		for _, j := range picked {
-			st.ContextPointers.Sections = append(st.ContextPointers.Sections, in.Sections[j].Title)
+		for _, j := range picks[i] {
+			idx.point(&st.ContextPointers, j)
 		}
 		p.Subtasks = append(p.Subtasks, st)
-		if len(picked) == 0 {
+		if len(picks[i]) == 0 {
 			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
 		} else {
-			notes = append(notes, fmt.Sprintf("subtask %d -> %s", i+1, quoteAll(st.ContextPointers.Sections)))
+			notes = append(notes, fmt.Sprintf("subtask %d -> %s", i+1, describePointers(st.ContextPointers)))
 		}
 	}
 	p.Reasoning = fmt.Sprintf("Built by retrieval without a model: the task was split into %d sub-question(s), each matched to sections by keyword ranking (BM25) and given a skill by cue words; %s.",
@@ -82,90 +91,45 @@ func Retrieve(in RetrieveInput) *Plan {
 	return p
 }
 
-var (
-	// Items of a numbered or bulleted list, at the start of a line.
-	listItem = regexp.MustCompile(`(?m)^\s*(?:\d+[.)]|[-*•]|\(\d+\))\s+`)
-	// Inline enumerations: "(1) ... (2) ..." or "1) ... 2) ...".
-	inlineItem = regexp.MustCompile(`(?:^|\s)(?:\(\d+\)|\d+\))\s+`)
-	// A sentence ends at . ? or ! followed by space and a capital, a digit
-	// or a quote; "e.g. the" and "3.5" do not end one.
-	sentenceEnd = regexp.MustCompile(`[.?!]+\s+["'(]?[A-Z0-9]`)
-	// Clauses joined by ";" or " and also " are separate questions; a plain
-	// "and" is not split, since it usually joins parts of one question.
-	clauseSep = regexp.MustCompile(`(?i);\s*|\s+and\s+also\s+`)
-)
-
-// SplitTask splits a task into at most max sub-questions: list items,
-// sentences, and clauses joined by ";" or "and also". A lead-in ending in a
-// colon ("Answer these:") is dropped when items follow it, and pieces with no
-// content words are dropped. Pieces beyond max are merged into the last one.
-func SplitTask(task string, max int) []string {
-	task = strings.TrimSpace(task)
-	if task == "" {
-		return []string{""}
+// splitByTopic splits a question about several things ("the risks and the
+// revenue") into one question per section they lead to, in at most room
+// questions, and returns each with its picked sections. Parts that lead to
+// the same best section stay together, so "pros and cons of X", or any
+// misreading of the sentence, costs nothing when the document answers it in
+// one place; and the question stays whole when any part alone finds nothing,
+// since it would then go to a sub-agent with the whole document.
+func (ix *index) splitByTopic(q string, room int) ([]string, [][]int) {
+	whole := func() ([]string, [][]int) { return []string{q}, [][]int{ix.pick(q)} }
+	c, ok := splitConjunction(q)
+	if !ok || room < 2 {
+		return whole()
 	}
-	if max <= 0 {
-		max = DefaultMaxSubtasks
-	}
-	var pieces []string
-	for _, item := range splitOn(task, listItem) {
-		for _, inl := range splitOn(item, inlineItem) {
-			for _, sent := range splitSentences(inl) {
-				for _, cl := range clauseSep.Split(sent, -1) {
-					if cl = strings.TrimSpace(cl); cl != "" {
-						pieces = append(pieces, cl)
-					}
-				}
-			}
+	var groups [][]int // part indexes, grouped by their best section
+	tops := map[int]int{}
+	for k := range c.parts {
+		picked := ix.pick(c.question([]int{k}))
+		if len(picked) == 0 {
+			return whole()
 		}
-	}
-	var out []string
-	for i, pc := range pieces {
-		if strings.HasSuffix(pc, ":") && i < len(pieces)-1 {
-			continue
+		g, seen := tops[picked[0]]
+		if !seen {
+			g = len(groups)
+			tops[picked[0]] = g
+			groups = append(groups, nil)
 		}
-		if len(terms(pc)) == 0 {
-			continue
-		}
-		out = append(out, pc)
+		groups[g] = append(groups[g], k)
 	}
-	if len(out) == 0 {
-		return []string{task}
+	if len(groups) < 2 || len(groups) > room {
+		return whole()
 	}
-	if len(out) > max {
-		out = append(out[:max-1], strings.Join(out[max-1:], " "))
+	var qs []string
+	var ps [][]int
+	for _, g := range groups {
+		sub := c.question(g)
+		qs = append(qs, sub)
+		ps = append(ps, ix.pick(sub))
 	}
-	return out
-}
-
-// splitOn splits s before each match of re, dropping the matched marker.
-func splitOn(s string, re *regexp.Regexp) []string {
-	locs := re.FindAllStringIndex(s, -1)
-	if len(locs) == 0 {
-		return []string{s}
-	}
-	var out []string
-	prev := 0
-	for _, l := range locs {
-		if l[0] > prev {
-			out = append(out, s[prev:l[0]])
-		}
-		prev = l[1]
-	}
-	return append(out, s[prev:])
-}
-
-func splitSentences(s string) []string {
-	var out []string
-	start := 0
-	for _, l := range sentenceEnd.FindAllStringIndex(s, -1) {
-		// Cut after the punctuation run, keep the next sentence's first
-		// character.
-		cut := l[0] + strings.IndexFunc(s[l[0]:l[1]], unicode.IsSpace)
-		out = append(out, s[start:cut])
-		start = cut
-	}
-	return append(out, s[start:])
+	return qs, ps
 }
 
 // skillCues maps cue word stems to the skill they suggest, in priority order.
@@ -239,52 +203,46 @@ func chooseSkill(q string, skills []SkillInfo) string {
 
 // index is a BM25 index over sections with the title as a weighted field.
 type index struct {
-	secs []SectionText
-	tf   []map[string]float64
-	path []map[string]float64 // weighted terms of the headings above the section
-	lens []float64
-	avg  float64
-	df   map[string]int
+	secs   []SectionText
+	own    []map[string]float64 // the section's own words: title and text
+	bm     *bm25                // own words plus the heading path above
+	name   []string             // each section's pointer; "" when only a line range names it
+	parent []int                // the enclosing section's index, or -1
 }
 
 func newIndex(secs []SectionText) *index {
-	ix := &index{secs: secs, df: map[string]int{}}
-	total := 0.0
-	for _, s := range secs {
-		tf := map[string]float64{}
+	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B)}
+	// Sections come in document order, so the open ancestors form a
+	// stack.
+	var open []int
+	for j := range secs {
+		for len(open) > 0 && !ix.isAncestor(open[len(open)-1], j) {
+			open = open[:len(open)-1]
+		}
+		ix.parent = append(ix.parent, -1)
+		if len(open) > 0 {
+			ix.parent[j] = open[len(open)-1]
+		}
+		open = append(open, j)
+	}
+	ix.own = bodyCounts(secs, ix.parent)
+	for j, s := range secs {
+		own := ix.own[j]
 		for _, t := range terms(s.Title) {
-			tf[t] += titleWeight
+			own[t] += titleWeight
 		}
-		for _, t := range terms(s.Text) {
-			tf[t]++
-		}
-		// Path terms are kept apart so that a match through the heading
-		// path alone can be told from one in the section's own words.
-		path := map[string]float64{}
+		// Path terms count in the ranking but are told apart from the
+		// section's own words: a match through the heading path alone
+		// says nothing about which of the siblings holds the answer.
+		all := maps.Clone(own)
 		for _, p := range ancestorsOf(s) {
 			for _, t := range terms(p) {
-				path[t] += pathWeight
+				all[t] += pathWeight
 			}
 		}
-		n := 0.0
-		for t, f := range tf {
-			n += f
-			ix.df[t]++
-		}
-		for t, f := range path {
-			n += f
-			if tf[t] == 0 {
-				ix.df[t]++
-			}
-		}
-		ix.path = append(ix.path, path)
-		ix.tf = append(ix.tf, tf)
-		ix.lens = append(ix.lens, n)
-		total += n
+		ix.bm.add(all)
 	}
-	if len(secs) > 0 {
-		ix.avg = total / float64(len(secs))
-	}
+	ix.pointers()
 	return ix
 }
 
@@ -297,24 +255,10 @@ func ancestorsOf(s SectionText) []string {
 	return p
 }
 
-func (ix *index) score(q []string, j int) float64 {
-	if ix.avg == 0 {
-		return 0
-	}
-	n := float64(len(ix.secs))
-	norm := 1 - bm25B + bm25B*ix.lens[j]/ix.avg
-	s := 0.0
-	for _, t := range q {
-		f := ix.tf[j][t] + ix.path[j][t]
-		if f == 0 {
-			continue
-		}
-		df := float64(ix.df[t])
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		s += idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
-	}
-	return s
-}
+func (ix *index) score(q []string, j int) float64 { return ix.bm.score(q, j) }
+
+// has reports whether section j holds term t, in its own words or its path.
+func (ix *index) has(j int, t string) bool { return ix.bm.docs[j][t] > 0 }
 
 // pick returns the indexes of the sections to point at for question q.
 func (ix *index) pick(question string) []int {
@@ -324,7 +268,7 @@ func (ix *index) pick(question string) []int {
 		score float64
 	}
 	var cands []cand
-	for j := range ix.secs {
+	for _, j := range ix.bm.matching(q) {
 		if strings.TrimSpace(ix.secs[j].Title) == "" {
 			continue // a pointer names a section by its title
 		}
@@ -365,7 +309,7 @@ func (ix *index) pick(question string) []int {
 			c.j = d
 		}
 		if slices.ContainsFunc(picked, func(p int) bool {
-			return ix.secs[p].Title == ix.secs[c.j].Title || ix.isAncestor(p, c.j) || ix.isAncestor(c.j, p)
+			return p == c.j || ix.isAncestor(p, c.j) || ix.isAncestor(c.j, p)
 		}) {
 			continue
 		}
@@ -373,6 +317,29 @@ func (ix *index) pick(question string) []int {
 			top = c.score
 		}
 		picked = append(picked, c.j)
+	}
+	return ix.mergeSiblings(q, picked)
+}
+
+// mergeSiblings returns the parent instead of two of its subsections when a
+// query word they match in their titles is also the parent's: "6.1 Impact by
+// region" and "6.2 Impact by customer tier" for "the impact of the outage"
+// are two parts of "6. Impact", which holds the rest of the answer too.
+// Subsections that match on words of their own ("Per-Seat Plan" and
+// "Usage-Based Plan" under "Pricing") stay apart.
+func (ix *index) mergeSiblings(q []string, picked []int) []int {
+	if len(picked) != 2 {
+		return picked
+	}
+	p := ix.parent[picked[0]]
+	if p < 0 || p != ix.parent[picked[1]] || strings.TrimSpace(ix.secs[p].Title) == "" {
+		return picked
+	}
+	in := func(j int, t string) bool { return slices.Contains(terms(ix.secs[j].Title), t) }
+	for _, t := range q {
+		if in(p, t) && in(picked[0], t) && in(picked[1], t) {
+			return []int{p}
+		}
 	}
 	return picked
 }
@@ -383,21 +350,21 @@ func (ix *index) pick(question string) []int {
 func (ix *index) coveringDescendant(q []string, a int) int {
 	want := 0
 	for _, t := range q {
-		if ix.tf[a][t]+ix.path[a][t] > 0 {
+		if ix.has(a, t) {
 			want++
 		}
 	}
 	best, bestScore := -1, 0.0
-	for d := range ix.secs {
+	for _, d := range ix.bm.matching(q) {
 		if d == a || strings.TrimSpace(ix.secs[d].Title) == "" || !ix.isAncestor(a, d) {
 			continue
 		}
 		have, ownHit := 0, false
 		for _, t := range q {
-			if ix.tf[d][t]+ix.path[d][t] > 0 {
+			if ix.has(d, t) {
 				have++
 			}
-			ownHit = ownHit || ix.tf[d][t] > 0
+			ownHit = ownHit || ix.own[d][t] > 0
 		}
 		// Matching only through the heading path says nothing: every
 		// sibling inherits the same path, and the question is about the
@@ -458,6 +425,10 @@ func stem(w string) string {
 			return w[:len(w)-len(suf.from)] + suf.to
 		}
 	}
+	// "cause", "caused" and "causes" all become "caus".
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		return w[:len(w)-1]
+	}
 	return w
 }
 
@@ -482,10 +453,29 @@ var stopwords = func() map[string]bool {
 	return m
 }()
 
-func quoteAll(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
+// point adds section j to ps under the name the assembler resolves to it
+// alone.
+func (ix *index) point(ps *Pointers, j int) {
+	s := ix.secs[j]
+	switch {
+	case ix.name[j] != "":
+		ps.Sections = append(ps.Sections, ix.name[j])
+	case s.Line > 0 && s.EndLine >= s.Line:
+		ps.LineRanges = append(ps.LineRanges, [2]int{s.Line, s.EndLine})
+	default:
+		// No line numbers to fall back on: the title is the best name
+		// there is, and the assembler reports it as ambiguous.
+		ps.Sections = append(ps.Sections, s.Title)
+	}
+}
+
+func describePointers(ps Pointers) string {
+	var q []string
+	for _, s := range ps.Sections {
+		q = append(q, fmt.Sprintf("%q", s))
+	}
+	for _, r := range ps.LineRanges {
+		q = append(q, fmt.Sprintf("lines %d-%d", r[0], r[1]))
 	}
 	return strings.Join(q, ", ")
 }

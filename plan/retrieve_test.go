@@ -236,27 +236,13 @@ func TestTerms(t *testing.T) {
 		{"The Latencies were improving!", "latency improv"},
 		{"Policies, classes and boxes", "policy class box"},
 		{"p99 is 310ms", "p99 310m"},
+		{"cause caused causes", "caus caus caus"},
+		{"change changed changes changing", "chang chang chang chang"},
 	}
 	for _, tc := range cases {
 		if got := strings.Join(terms(tc.in), " "); got != tc.want {
 			t.Errorf("terms(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-	}
-}
-
-func BenchmarkRetrieve(b *testing.B) {
-	base := loadReport(b)
-	var secs []SectionText
-	for i := range 50 { // about 1,000 sections
-		for _, s := range base {
-			s.Title = fmt.Sprintf("%s %d", s.Title, i)
-			secs = append(secs, s)
-		}
-	}
-	in := RetrieveInput{Task: "Why did the March outage happen? Compare the pricing plans.", Sections: secs, Skills: builtinSkills}
-	b.ResetTimer()
-	for b.Loop() {
-		Retrieve(in)
 	}
 }
 
@@ -287,8 +273,10 @@ func TestRetrieveSkipsUnnamedAndRepeatedTitles(t *testing.T) {
 		{Title: "Privacy", Path: []string{"Privacy"}, Level: 1, Line: 13, EndLine: 14, Text: "Data is kept for one year."},
 	}
 	p := Retrieve(RetrieveInput{Task: "How long is the refund window?", Sections: secs})
-	if got := p.Subtasks[0].ContextPointers.Sections; !cmp.Equal(got, []string{"Refunds"}) {
-		t.Errorf("sections = %q, want one [Refunds]", got)
+	// Both shops answer the question; each is named by its parent, since
+	// a bare "Refunds" would resolve to the first shop's section only.
+	if got := p.Subtasks[0].ContextPointers.Sections; !cmp.Equal(got, []string{"Shop A > Refunds", "Shop B > Refunds"}) {
+		t.Errorf("sections = %q, want both shops' Refunds by path", got)
 	}
 	if err := p.Validate(Options{}); err != nil {
 		t.Errorf("retrieved plan is invalid: %v", err)
@@ -318,8 +306,9 @@ func FuzzSplitTask(f *testing.F) {
 			t.Fatalf("SplitTask gave %d pieces, want 1..%d", len(got), max)
 		}
 		p := Retrieve(RetrieveInput{Task: task, Sections: secs, MaxSubtasks: max})
-		if len(p.Subtasks) != len(got) {
-			t.Fatalf("Retrieve gave %d subtasks, SplitTask %d pieces", len(p.Subtasks), len(got))
+		// Retrieve may split a piece further by topic, never past max.
+		if len(p.Subtasks) < len(got) || len(p.Subtasks) > max {
+			t.Fatalf("Retrieve gave %d subtasks, SplitTask %d pieces, max %d", len(p.Subtasks), len(got), max)
 		}
 		for _, st := range p.Subtasks {
 			if st.IsSelf() {
