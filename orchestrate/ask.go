@@ -175,6 +175,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	}
 	r.acct.Counter = string(cfg.Counter.Encoding())
 	r.acct.ContextTokens = cfg.Counter.Count(cfg.Context)
+	r.singleCall()
 	err := r.ask(ctx)
 	r.acct.finish()
 	r.acct.Calibration = r.calib.Summary()

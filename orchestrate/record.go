@@ -193,6 +193,18 @@ type Accounting struct {
 	// run, would send before synthesis).
 	OrchestratedInputTokens int     `json:"orchestrated_input_tokens"`
 	SavingsRatio            float64 `json:"savings_ratio"`
+	// SingleCallInputTokens is what one request with the task and the
+	// whole context would send to the run's model (baseline.go), the
+	// alternative a user would pick. SingleCallFits says whether that
+	// request, with the reply's max_tokens, fits SingleCallWindow.
+	SingleCallInputTokens int   `json:"single_call_input_tokens"`
+	SingleCallFits        *bool `json:"single_call_fits"`
+	SingleCallWindow      int   `json:"single_call_window"`
+	// SingleCallSavingsRatio is 1 - orchestrated / single call. It is left
+	// out of an estimate (a dry run), whose orchestrated side has no
+	// synthesis yet while the single call is whole: the comparison would
+	// flatter baton.
+	SingleCallSavingsRatio *float64 `json:"single_call_savings_ratio"`
 	// Per phase, for readers who want to see where tokens went.
 	PlannerInputTokens   int `json:"planner_input_tokens"`
 	SubagentInputTokens  int `json:"subagent_input_tokens"`
@@ -209,6 +221,10 @@ func (a *Accounting) finish() {
 	a.OrchestratedInputTokens = a.PlannerInputTokens + a.SubagentInputTokens + a.SynthesisInputTokens
 	if a.NaiveInputTokens > 0 {
 		a.SavingsRatio = 1 - float64(a.OrchestratedInputTokens)/float64(a.NaiveInputTokens)
+	}
+	if a.SingleCallInputTokens > 0 && !a.Estimate && a.OrchestratedInputTokens > 0 {
+		v := 1 - float64(a.OrchestratedInputTokens)/float64(a.SingleCallInputTokens)
+		a.SingleCallSavingsRatio = &v
 	}
 }
 

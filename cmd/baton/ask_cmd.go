@@ -287,8 +287,13 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 	fmt.Fprintf(w, "  planner input:           %d tokens\n", a.PlannerInputTokens)
 	fmt.Fprintf(w, "  sub-agent input:         %d tokens\n", a.SubagentInputTokens)
 	fmt.Fprintf(w, "  orchestrated input:      %d tokens (synthesis not included)\n", a.OrchestratedInputTokens)
+	fits := "fits"
+	if a.SingleCallFits != nil && !*a.SingleCallFits {
+		fits = "would not fit"
+	}
+	fmt.Fprintf(w, "  single call:             %d tokens (task and whole context in one request; %s the %d-token window)\n", a.SingleCallInputTokens, fits, a.SingleCallWindow)
 	fmt.Fprintf(w, "  naive input:             %d tokens (whole context to every sub-agent)\n", a.NaiveInputTokens)
-	fmt.Fprintf(w, "  saving:                  %.1f%%\n", 100*a.SavingsRatio)
+	fmt.Fprintf(w, "  saving:                  %.1f%% against naive; against the single call it needs the synthesis, which a dry run does not build\n", 100*a.SavingsRatio)
 }
 
 func printSummary(w io.Writer, rec *orchestrate.Record) {
@@ -312,8 +317,28 @@ func printSummary(w io.Writer, rec *orchestrate.Record) {
 	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
 		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
 	if a.NaiveInputTokens > 0 {
-		fmt.Fprintf(w, "baton: input sent %d tokens vs %d naive (%.1f%% saved)\n", a.OrchestratedInputTokens, a.NaiveInputTokens, 100*a.SavingsRatio)
+		fmt.Fprintf(w, "baton: input sent %d tokens vs %s; vs %d naive (%.1f%% saved)\n",
+			a.OrchestratedInputTokens, singleCallClause(a), a.NaiveInputTokens, 100*a.SavingsRatio)
 	}
+}
+
+// singleCallClause compares the run with one call holding the task and the
+// whole context, the alternative a user would pick: it comes first in the
+// summary, and says so when that call would not even fit the window.
+func singleCallClause(a orchestrate.Accounting) string {
+	s := fmt.Sprintf("%d in one call with the whole context", a.SingleCallInputTokens)
+	if a.SingleCallSavingsRatio != nil {
+		r := *a.SingleCallSavingsRatio
+		if r >= 0 {
+			s += fmt.Sprintf(" (%.1f%% saved)", 100*r)
+		} else {
+			s += fmt.Sprintf(" (%.1f%% more)", -100*r)
+		}
+	}
+	if a.SingleCallFits != nil && !*a.SingleCallFits {
+		s += fmt.Sprintf(", which would not fit the %d-token window", a.SingleCallWindow)
+	}
+	return s
 }
 
 func plural(n int, word string) string {
