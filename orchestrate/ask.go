@@ -196,7 +196,7 @@ func (r *run) ask(ctx context.Context) error {
 		return errors.New("the task is empty")
 	}
 	if !ValidPlanner(r.cfg.Planner) {
-		return fmt.Errorf("%w %q: use auto, full, llm or retrieval", ErrPlannerMode, r.cfg.Planner)
+		return fmt.Errorf("%w %q: use auto, full, llm, outline or retrieval", ErrPlannerMode, r.cfg.Planner)
 	}
 	d := &r.rec.PhaseDurationMS
 	var p *plan.Plan

@@ -8,27 +8,45 @@ import (
 	"strings"
 
 	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/outline"
 	"github.com/baton-dev/baton/plan"
 )
 
 // Planner modes, the values of Config.Planner. The record's planner field
-// names the planner that ran: PlannerLLM or PlannerRetrieval.
+// names the planner that ran: PlannerLLM, PlannerOutline or
+// PlannerRetrieval.
 const (
-	// PlannerAuto, the default, runs the LLM planner when its request fits
-	// the planner model's window and the retrieval planner otherwise, and
-	// falls back to the retrieval planner when the LLM planner fails (no
-	// valid plan after its repair round, or a provider's "prompt too long").
+	// PlannerAuto, the default, runs the full planner while its request
+	// takes at most FullPlannerShare of the planner model's window, and
+	// the outline planner otherwise. When the chosen planner fails (no
+	// valid plan after its repair round, a request too long for the
+	// window, an outline that does not fit even at the top level) the
+	// retrieval planner plans instead, with a warning.
 	PlannerAuto = "auto"
-	// PlannerLLM is the LLM planner: one model call that reads the whole
+	// PlannerLLM is the full planner: one model call that reads the whole
 	// context. Asked for explicitly, it never falls back: a failure ends
 	// the run.
 	PlannerLLM = "llm"
 	// PlannerFull is another name for PlannerLLM (the planner reads the full
 	// context).
 	PlannerFull = "full"
+	// PlannerOutline is the outline planner: one model call that reads the
+	// documents' outline (package outline) instead of their text, so a
+	// context many times the planner's window can be planned. Asked for
+	// explicitly, it never falls back.
+	PlannerOutline = "outline"
 	// PlannerRetrieval ranks sections against the task; no model call.
 	PlannerRetrieval = "retrieval"
 )
+
+// FullPlannerShare is the largest share of the planner model's window that
+// auto lets the full planner's request take, counted with its margin
+// against the window less the reply's max_tokens. Past it the outline
+// planner runs: a request that fills most of a window costs nearly a
+// single call on its own, before any sub-agent runs, and models read the
+// far end of a nearly full window least reliably. At half the window the
+// full planner still sees every word of any document it can read well.
+const FullPlannerShare = 0.5
 
 // ErrPlannerMode is returned for a Config.Planner that is not a mode.
 var ErrPlannerMode = errors.New("unknown planner mode")
@@ -36,7 +54,7 @@ var ErrPlannerMode = errors.New("unknown planner mode")
 // ValidPlanner reports whether mode is a value Config.Planner accepts.
 func ValidPlanner(mode string) bool {
 	switch mode {
-	case PlannerAuto, PlannerLLM, PlannerFull, PlannerRetrieval:
+	case PlannerAuto, PlannerLLM, PlannerFull, PlannerOutline, PlannerRetrieval:
 		return true
 	}
 	return false
@@ -44,75 +62,115 @@ func ValidPlanner(mode string) bool {
 
 // plannerChoice is which planner a run starts with, and why.
 type plannerChoice struct {
-	mode   string // PlannerLLM or PlannerRetrieval
+	mode   string // PlannerLLM, PlannerOutline or PlannerRetrieval
 	reason string
-	// explicit is true when the LLM planner was asked for by name: then it
-	// does not fall back.
+	// explicit is true when a model planner was asked for by name: then
+	// it does not fall back.
 	explicit bool
-	// req and tokens are the LLM planner's first request and its count,
-	// built once because the count is over the whole context.
+	// req and tokens are the model planner's first request and its count,
+	// built once because the count is over the whole context (full) or
+	// the outline (outline).
 	req    *llm.Request
 	tokens int
+	// view is the outline the outline planner reads.
+	view *outlineView
+	// err is why the chosen model planner cannot run at all (its request
+	// would not fit the window, or no outline fits): the run fails when
+	// the planner was asked for by name, else the retrieval planner runs.
+	err error
 }
 
-// choosePlanner decides which planner runs. It is the one place that knows
-// the modes: an outline planner for contexts over the window belongs here,
-// in place of the retrieval planner that auto falls back to today.
+// choosePlanner decides which planner a real run would start with; plan
+// then lets a dry run plan with the retrieval planner whatever it says.
 func (r *run) choosePlanner() plannerChoice {
 	requested := r.cfg.Planner
-	if requested == PlannerRetrieval {
+	c := plannerChoice{explicit: requested != PlannerAuto}
+	switch requested {
+	case PlannerRetrieval:
 		return plannerChoice{mode: PlannerRetrieval, reason: "requested (--planner retrieval)"}
-	}
-	req := r.plannerRequest()
-	n := r.requestTokens(req)
-	c := plannerChoice{mode: PlannerLLM, explicit: requested != PlannerAuto, req: req, tokens: n}
-	fitErr := r.fits("planner", req, n)
-	switch {
-	case r.rec.DryRun:
-		c.mode, c.reason = PlannerRetrieval, "dry run: no model is called, so the retrieval planner planned"
-		if fitErr != nil && c.explicit {
-			r.warnf("%s; a real run with --planner %s would fail", oneLine(fitErr), requested)
-		} else if fitErr != nil {
-			c.reason += "; a real run would too: " + oneLine(fitErr)
-			r.warnf("%s; a real run would plan with the retrieval planner", oneLine(fitErr))
-		}
-	case fitErr != nil && c.explicit:
-		// Asked for by name: the run fails with the window error when
-		// the request is refused, never sent.
-		c.reason = "requested (--planner " + requested + ")"
-	case fitErr != nil:
-		c.mode = PlannerRetrieval
-		c.reason = oneLine(fitErr) + "; the retrieval planner ran instead"
-		r.warnf("%s", c.reason)
-	case c.explicit:
-		c.reason = "requested (--planner " + requested + ")"
+	case PlannerOutline:
+		c.mode, c.reason = PlannerOutline, "requested (--planner outline)"
+	case PlannerAuto:
+		c.mode = r.autoMode(&c)
 	default:
-		c.reason = fmt.Sprintf("auto: the planner request (%d tokens) fits the %d-token window of %q", n, r.window(req.Model).Tokens, req.Model)
+		c.mode, c.reason = PlannerLLM, "requested (--planner "+requested+")"
+	}
+	switch c.mode {
+	case PlannerLLM:
+		if c.req == nil {
+			c.req = r.plannerRequest()
+			c.tokens = r.requestTokens(c.req)
+		}
+		c.err = r.fits("planner", c.req, c.tokens)
+	case PlannerOutline:
+		c.view, c.req, c.tokens, c.err = r.outlineRequest()
+		if c.err == nil {
+			c.reason += "; " + c.view.describe()
+		}
 	}
 	return c
 }
 
-// fallsBack reports whether an LLM planner failure may give way to the
-// retrieval planner: a plan that stayed invalid, or a request too long for
-// the window. Anything else (a bad key, a cancelled run) would fail the
-// sub-agents too, so it ends the run.
+// autoMode picks full or outline for auto and fills c.reason with the
+// figures it decided on. The context's own count (already made for the
+// record) settles most large inputs without counting the full planner
+// request, which holds the whole context again.
+func (r *run) autoMode(c *plannerChoice) string {
+	w := r.window(r.cfg.PlannerModel)
+	room := int(FullPlannerShare * float64(w.Tokens-max(r.cfg.PlannerMax, 0)))
+	what, n := "the context alone", r.acct.ContextTokens
+	if n+margin(n) <= room {
+		c.req = r.plannerRequest()
+		c.tokens = r.requestTokens(c.req)
+		what, n = "the full planner request", c.tokens
+	}
+	share := func(verb string) string {
+		return fmt.Sprintf("auto: %s (%d tokens, %d with the margin) %s %.0f%% of the %d-token window of %q less the %d-token reply (%d tokens)",
+			what, n, n+margin(n), verb, 100*FullPlannerShare, w.Tokens, w.Model, r.cfg.PlannerMax, room)
+	}
+	if c.req != nil && n+margin(n) <= room {
+		c.reason = share("fits in")
+		return PlannerLLM
+	}
+	c.req, c.tokens = nil, 0
+	c.reason = share("exceeds") + ", so the outline planner plans"
+	return PlannerOutline
+}
+
+// fallsBack reports whether a model planner's failure may give way to the
+// retrieval planner: a plan that stayed invalid, a request too long for the
+// window, or no outline that fits. Anything else (a bad key, a cancelled
+// run) would fail the sub-agents too, so it ends the run.
 func fallsBack(err error) bool {
-	return errors.Is(err, ErrPlan) || errors.Is(err, ErrWindow) || errors.Is(err, llm.ErrPromptTooLong)
+	return errors.Is(err, ErrPlan) || errors.Is(err, ErrWindow) || errors.Is(err, llm.ErrPromptTooLong) || errors.Is(err, outline.ErrTooLarge)
 }
 
 func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
 	r.cfg.Progress(Event{Index: -1, Phase: "plan", Status: "running"})
 	c := r.choosePlanner()
 	r.rec.Planner, r.rec.PlannerReason = c.mode, c.reason
+	if r.rec.DryRun {
+		return r.dryRunPlan(c), nil
+	}
 	if c.mode == PlannerRetrieval {
-		if r.rec.DryRun && c.req != nil && fitsWindow(c.tokens, c.req.MaxTokens, r.window(c.req.Model).Tokens) {
-			// Count what the model planner would have read, so the
-			// estimate is that of a real run.
-			r.acct.PlannerInputTokens = c.tokens
-		}
 		return r.retrievalPlan(), nil
 	}
-	p, err := r.llmPlan(ctx, c)
+	if c.err != nil {
+		if c.explicit || !fallsBack(c.err) {
+			return nil, fmt.Errorf("plan: %w", c.err)
+		}
+		r.rec.Planner = PlannerRetrieval
+		r.rec.PlannerReason = c.reason + "; but " + r.errText(c.err) + "; the retrieval planner ran instead"
+		r.warnf("the %s planner could not run: %s; the retrieval planner planned instead", plannerName(c.mode), r.errText(c.err))
+		return r.retrievalPlan(), nil
+	}
+	var p *plan.Plan
+	var err error
+	if c.mode == PlannerOutline {
+		p, err = r.outlinePlan(ctx, c)
+	} else {
+		p, err = r.modelPlan(ctx, c, nil)
+	}
 	if err == nil || c.explicit || !fallsBack(err) {
 		return p, err
 	}
@@ -123,14 +181,51 @@ func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
 	case errors.Is(err, ErrWindow):
 		why = "its repair request would not fit the window"
 	}
+	name := plannerName(c.mode)
 	r.rec.Planner = PlannerRetrieval
-	r.rec.PlannerReason = "auto: the LLM planner failed (" + why + "); the retrieval planner ran instead"
-	r.warnf("the LLM planner failed: %s (%s); fell back to the retrieval planner", why, r.errText(err))
+	r.rec.PlannerReason = c.reason + "; the " + name + " planner failed (" + why + "); the retrieval planner ran instead"
+	r.warnf("the %s planner failed: %s (%s); fell back to the retrieval planner", name, why, r.errText(err))
 	return r.retrievalPlan(), nil
+}
+
+// dryRunPlan plans with the retrieval planner, since no model is called, and
+// counts as planner input what the planner a real run would choose would
+// read, so that the estimate is that of a real run.
+func (r *run) dryRunPlan(c plannerChoice) *plan.Plan {
+	r.rec.Planner = PlannerRetrieval
+	reason := "dry run: no model is called, so the retrieval planner planned"
+	switch {
+	case c.mode == PlannerRetrieval:
+		reason = "dry run: " + c.reason
+	case c.err != nil && c.explicit:
+		reason += "; a real run with --planner " + r.cfg.Planner + " would fail: " + r.errText(c.err)
+		r.warnf("%s; a real run with --planner %s would fail", r.errText(c.err), r.cfg.Planner)
+	case c.err != nil:
+		reason += "; a real run would too (" + c.reason + ", but " + r.errText(c.err) + ")"
+		r.warnf("%s; a real run would plan with the retrieval planner", r.errText(c.err))
+	default:
+		r.acct.PlannerInputTokens = c.tokens
+		reason += fmt.Sprintf("; a real run would use the %s planner (%s); planner input is an estimate: the %d tokens of that planner's first request, without a repair round",
+			plannerName(c.mode), c.reason, c.tokens)
+	}
+	r.rec.PlannerReason = reason
+	return r.retrievalPlan()
+}
+
+// plannerName is how warnings and reasons name a model planner.
+func plannerName(mode string) string {
+	if mode == PlannerLLM {
+		return "LLM"
+	}
+	return mode
 }
 
 func (r *run) plannerRequest() *llm.Request {
 	sys, user := plan.PlannerPrompt(r.promptInput())
+	return r.planRequest(sys, user)
+}
+
+func (r *run) planRequest(sys, user string) *llm.Request {
 	return &llm.Request{
 		Model:       r.cfg.PlannerModel,
 		System:      sys,
@@ -142,11 +237,22 @@ func (r *run) plannerRequest() *llm.Request {
 	}
 }
 
-// llmPlan runs the LLM planner: one call, one more without the JSON schema
-// if the provider refused it, and exactly one repair round.
-func (r *run) llmPlan(ctx context.Context, c plannerChoice) (*plan.Plan, error) {
+// modelPlan runs a model planner: one call, one more without the JSON
+// schema if the provider refused it, and exactly one repair round. check,
+// when not nil, is what the plan must also pass beyond Parse (it may fix
+// what needs no model, too); a plan that still fails it after the repair is
+// used with the problems as warnings, since they concern single pointers
+// the assembler reports in turn.
+func (r *run) modelPlan(ctx context.Context, c plannerChoice, check func(*plan.Plan) error) (*plan.Plan, error) {
 	req := c.req
 	opts := plan.Options{MaxSubtasks: r.cfg.MaxSubtasks, Lines: r.doc.NumLines()}
+	parse := func(text string) (*plan.Plan, error, error) {
+		p, err := plan.Parse(text, opts)
+		if err != nil || check == nil {
+			return p, err, nil
+		}
+		return p, nil, check(p)
+	}
 	resp, err := r.call(ctx, "planner", req, c.tokens, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
 	var pe *llm.ProviderError
 	if err != nil && errors.As(err, &pe) && pe.StatusCode == http.StatusBadRequest && !errors.Is(err, llm.ErrPromptTooLong) {
@@ -162,23 +268,27 @@ func (r *run) llmPlan(ctx context.Context, c plannerChoice) (*plan.Plan, error) 
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
-	p, perr := plan.Parse(resp.Text, opts)
-	if perr == nil {
+	p, perr, cerr := parse(resp.Text)
+	if perr == nil && cerr == nil {
 		return p, nil
 	}
-	// Exactly one repair round-trip, quoting the validation error.
-	r.warnf("planner output was not a valid plan (%v); asked once for a repair", oneLine(perr))
+	// Exactly one repair round-trip, quoting what was wrong.
+	bad := errors.Join(perr, cerr)
+	r.warnf("planner output was not a valid plan (%v); asked once for a repair", oneLine(bad))
 	req.Messages = append(req.Messages,
 		llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
-		llm.Message{Role: llm.RoleUser, Content: plan.RepairPrompt(resp.Text, perr)})
+		llm.Message{Role: llm.RoleUser, Content: plan.RepairPrompt(resp.Text, bad)})
 	resp, err = r.call(ctx, "plan repair", req, r.requestTokens(req), &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
 	if err != nil {
 		return nil, fmt.Errorf("plan repair: %w", err)
 	}
 	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
-	p, perr = plan.Parse(resp.Text, opts)
+	p, perr, cerr = parse(resp.Text)
 	if perr != nil {
 		return nil, fmt.Errorf("%w after one repair: %s", ErrPlan, oneLine(perr))
+	}
+	if cerr != nil {
+		r.warnf("the repaired plan still has problems (%s); its pointers go to the assembler as they are", oneLine(cerr))
 	}
 	return p, nil
 }
@@ -207,8 +317,14 @@ func (r *run) promptInput() plan.PromptInput {
 }
 
 func (r *run) retrievalPlan() *plan.Plan {
-	var sections []plan.SectionText
+	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: r.sectionTexts(), Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks})
+}
+
+// sectionTexts is every section of the context with its text, as the
+// retrieval planner ranks them.
+func (r *run) sectionTexts() []plan.SectionText {
 	lines := r.doc.Lines()
+	sections := []plan.SectionText{}
 	for _, h := range r.doc.Outline() {
 		body := ""
 		if h.Line >= 1 && h.EndLine <= len(lines) && h.Line <= h.EndLine {
@@ -216,5 +332,5 @@ func (r *run) retrievalPlan() *plan.Plan {
 		}
 		sections = append(sections, plan.SectionText{Title: h.Title, Path: h.Path, Level: h.Level, Line: h.Line, EndLine: h.EndLine, Text: body})
 	}
-	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: sections, Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks})
+	return sections
 }

@@ -55,13 +55,13 @@ func windowConfig(m llm.Model, context string) orchestrate.Config {
 }
 
 // The issue's 1.5M-token document against a 200k window, scaled down: the
-// planner request would not fit, so it is never sent and the retrieval
-// planner plans instead (with a warning); nothing the fake sees is over its
-// window.
+// full planner request would not fit, so it is never sent; auto plans from
+// the outline instead, whose request fits; nothing the fake sees is over
+// its window.
 func TestAskNeverSendsAPlannerRequestOverTheWindow(t *testing.T) {
 	for name, mk := range providers {
 		t.Run(name, func(t *testing.T) {
-			s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
+			s := llmtest.NewServer(t, script(llmtest.Text(partPlan)))
 			s.SetContextWindow(smallWindow)
 			text := bigDoc(12, 1500)
 			if n := tokens.Count(text); n < 2*smallWindow {
@@ -74,16 +74,20 @@ func TestAskNeverSendsAPlannerRequestOverTheWindow(t *testing.T) {
 			if over := overWindow(s); len(over) > 0 {
 				t.Errorf("requests over the window were sent: %v", over)
 			}
+			planners := 0
 			for _, r := range s.Requests() {
 				if isPlanner(r) {
-					t.Errorf("a planner request was sent (%d tokens of system and messages)", len(r.Body)/4)
+					planners++
+					if !strings.Contains(r.System, "outline") || strings.Contains(r.Messages[0].Content, "w996 w0 w1") {
+						t.Errorf("the planner request is not the outline planner's, or holds the text")
+					}
 				}
 			}
-			if rec.Planner != orchestrate.PlannerRetrieval {
-				t.Errorf("planner = %q, want retrieval", rec.Planner)
+			if planners != 1 || rec.Planner != orchestrate.PlannerOutline {
+				t.Errorf("planner = %q after %d planner requests, want outline after 1", rec.Planner, planners)
 			}
-			if !strings.Contains(strings.Join(rec.Warnings, "\n"), "window") {
-				t.Errorf("no warning names the window: %v", rec.Warnings)
+			if !strings.Contains(rec.PlannerReason, "window") {
+				t.Errorf("planner_reason does not name the window: %q", rec.PlannerReason)
 			}
 			if rec.Answer == "" {
 				t.Error("no answer")
@@ -91,6 +95,9 @@ func TestAskNeverSendsAPlannerRequestOverTheWindow(t *testing.T) {
 		})
 	}
 }
+
+// partPlan points at one part of bigDoc by its outline path.
+const partPlan = `{"subtasks": [{"task": "What does part 2 say?", "skill": "summarization", "context_pointers": {"sections": ["Annual report > Part 2"], "line_ranges": []}, "answer": ""}], "reasoning": "one part"}`
 
 // A provider's "prompt is too long" is not a refused JSON schema: the same
 // request is never sent again. baton's own count says it fits (a --window

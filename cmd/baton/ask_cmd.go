@@ -63,12 +63,21 @@ saved against sending the whole context to every sub-agent.
 
 No request is sent that would not fit its model's window (the known window
 of the model, or --window), counted locally with a 10% margin plus the
-tokens reserved for the reply. With --planner auto (the default) a planner
-request over the window is not sent and the retrieval planner plans instead,
-as it does when the LLM planner gives no valid plan after its repair round;
-both are warnings, and the record's planner_reason says why. With --planner
-full (or llm) either ends the run with exit 1. A sub-agent whose slice would
-not fit fails without being sent; so does a synthesis.
+tokens reserved for the reply.
+
+The planner (--planner): full reads the whole context; outline reads only
+the documents' outline (every heading as a unique path, its lines, its size
+and its first words, collapsed to fit the window), so documents many times
+the window can be planned, and its lookups go to sub-agents since it has not
+read the text; retrieval ranks sections with no model call. auto (the
+default) runs full while its request takes at most half the planner's window
+(after the margin and the reply) and outline past that. Under auto a planner
+that gives no valid plan after its repair round, or cannot run (an outline
+too large even at its top level), gives way to the retrieval planner with a
+warning; planner_reason in the record says which ran and why, with the
+figures. Asked for by name, full or outline ends the run with exit 1
+instead. A sub-agent whose slice would not fit fails without being sent; so
+does a synthesis.
 
 Without a provider (or with --dry-run) no model is called: a retrieval planner
 builds the plan, the assembler cuts the slices, and baton prints the plan, the
@@ -93,7 +102,7 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	fl.StringArrayVar(&f.docs, "doc", nil, "document: a file, a folder (its markdown and text files), or - for stdin (repeatable)")
 	f.models.register(fl)
 	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
-	fl.StringVar(&f.planner, "planner", orchestrate.PlannerAuto, "planner: auto (full when its request fits the window, else retrieval; falls back to retrieval if full fails), full or llm (a model call over the whole context), retrieval (ranks sections, no model call)")
+	fl.StringVar(&f.planner, "planner", orchestrate.PlannerAuto, "planner: auto (full while its request takes at most half the window, else outline; retrieval if that planner fails), full or llm (a model call over the whole context), outline (a model call over the documents' outline), retrieval (ranks sections, no model call)")
 	fl.IntVar(&f.window, "window", 0, "context window of the models in tokens (0: baton's table of known models); no request over it is sent")
 	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once")
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", orchestrate.DefaultMaxSubtasks, "most subtasks a plan may have")
@@ -118,7 +127,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	case len(f.docs) == 0:
 		return usageErrorf("give at least one --doc (a file, a folder, or - for stdin)")
 	case !orchestrate.ValidPlanner(f.planner):
-		return usageErrorf("--planner must be auto, full, llm or retrieval, not %q", f.planner)
+		return usageErrorf("--planner must be auto, full, llm, outline or retrieval, not %q", f.planner)
 	case f.window < 0:
 		return usageErrorf("--window must be 0 (known windows) or a number of tokens")
 	case f.concurrency < 1:

@@ -242,7 +242,7 @@ func TestAskUsageAndInputErrors(t *testing.T) {
 		{[]string{"ask", "--doc", exampleDoc}, exitUsage, "TASK"},
 		{[]string{"ask", "--doc", exampleDoc, "--planner", "oracle", "t"}, exitUsage, "--planner"},
 		{[]string{"ask", "--doc", exampleDoc, "--concurrency", "0", "t"}, exitUsage, "--concurrency"},
-		{[]string{"ask", "--doc", exampleDoc, "--planner", "outline", "t"}, exitUsage, "--planner"},
+		{[]string{"ask", "--doc", exampleDoc, "--planner", "outlines", "t"}, exitUsage, "--planner"},
 		{[]string{"ask", "--doc", exampleDoc, "--window", "-1", "t"}, exitUsage, "--window"},
 		{[]string{"ask", "--doc", "no/such/file.md", "t"}, exitError, "no/such/file.md"},
 		{[]string{"ask", "--doc", exampleDoc, "--provider", "anthropic", "t"}, exitError, "ANTHROPIC_API_KEY"},

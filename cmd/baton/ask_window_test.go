@@ -35,12 +35,18 @@ func TestAskInvalidPlanFallsBack(t *testing.T) {
 }
 
 // --window sets every model's window: the fake refuses anything over it, and
-// baton sends nothing over it; the planner request, which would not fit, is
-// replaced by the retrieval planner.
+// baton sends nothing over it; the full planner request, which would not
+// fit, is replaced by the outline planner's.
 func TestAskWindowFlag(t *testing.T) {
 	isolateEnv(t)
 	const window = 6000 // the example report alone is about 6,900 tokens
-	s := llmtest.NewServer(t, askScript())
+	// The outline planner's plan names a path of the outline.
+	s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		if strings.Contains(r.System, "You are the planner") {
+			return llmtest.Text(`{"subtasks": [{"task": "Explain the retry storm", "skill": "causal-reasoning", "context_pointers": {"sections": ["Post-Incident Review: Payments API Outage, 11 March 2025 (INC-4127) > 4. Root cause analysis > 4.3 Retry storm"], "line_ranges": []}, "answer": ""}], "reasoning": "one"}`)
+		}
+		return askScript().Respond(r)
+	}))
 	s.SetContextWindow(window)
 	t.Setenv("OPENAI_API_KEY", "k")
 	t.Setenv("OPENAI_BASE_URL", s.OpenAIBaseURL())
@@ -48,15 +54,13 @@ func TestAskWindowFlag(t *testing.T) {
 	code, _, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--provider", "openai", "--model", "gpt-4o",
 		"--window", "6000", "--runs-dir", runs, "What caused the retry storm?")
 	for _, r := range s.Requests() {
-		if r.Status == 400 || strings.Contains(r.System, "You are the planner") {
-			t.Errorf("sent %s with status %d (planner: %v)", r.Path, r.Status, strings.Contains(r.System, "You are the planner"))
+		planner := strings.Contains(r.System, "You are the planner")
+		if r.Status == 400 || planner && !strings.Contains(r.System, "outline instead") {
+			t.Errorf("sent %s with status %d (planner: %v)", r.Path, r.Status, planner)
 		}
 	}
 	if code != exitOK && code != exitPartial {
 		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if !strings.Contains(errOut, "window") {
-		t.Errorf("no warning names the window:\n%s", errOut)
 	}
 	files, _ := filepath.Glob(filepath.Join(runs, "*.json"))
 	if len(files) != 1 {
@@ -67,13 +71,18 @@ func TestAskWindowFlag(t *testing.T) {
 	if len(rec.Windows) == 0 || rec.Windows[0].Tokens != window || rec.Windows[0].Source != orchestrate.WindowOverride {
 		t.Errorf("windows = %+v", rec.Windows)
 	}
-	if rec.Planner != orchestrate.PlannerRetrieval || !strings.Contains(rec.PlannerReason, "window") {
+	if rec.Planner != orchestrate.PlannerOutline || !strings.Contains(rec.PlannerReason, "6000-token window") {
 		t.Errorf("planner %q, reason %q", rec.Planner, rec.PlannerReason)
+	}
+	if len(rec.Subtasks) != 1 || rec.Subtasks[0].Slice == nil || rec.Subtasks[0].Slice.Fallback || rec.Subtasks[0].Slice.Matched[0].StartLine != 118 {
+		t.Errorf("the path did not cut the retry storm section: %+v", rec.Subtasks)
 	}
 }
 
-// A dry run checks the estimate against the window too: the planner that
-// would not fit is not counted, and the reason says why.
+// A dry run checks the estimate against the window too: the full planner,
+// which would take more than the share of the window auto allows, is not
+// counted; the outline planner a real run would use is, and the reason
+// says so and that the figure is an estimate.
 func TestAskDryRunChecksTheWindow(t *testing.T) {
 	isolateEnv(t)
 	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--dry-run", "--json", "--no-save", "--model", "gpt-4", "What caused the retry storm?")
@@ -84,7 +93,9 @@ func TestAskDryRunChecksTheWindow(t *testing.T) {
 	if rec.Status != orchestrate.RunDryRun || rec.ModelCalled {
 		t.Errorf("status %q, model_called %v", rec.Status, rec.ModelCalled)
 	}
-	if rec.Accounting.PlannerInputTokens != 0 || !strings.Contains(rec.PlannerReason, "8192-token window") {
-		t.Errorf("planner input %d, reason %q; want 0 and the window named", rec.Accounting.PlannerInputTokens, rec.PlannerReason)
+	a := rec.Accounting
+	if a.PlannerInputTokens == 0 || a.PlannerInputTokens >= a.ContextTokens || !strings.Contains(rec.PlannerReason, "8192-token window") ||
+		!strings.Contains(rec.PlannerReason, "outline planner") || !strings.Contains(rec.PlannerReason, "estimate") {
+		t.Errorf("planner input %d of a %d-token context, reason %q; want the outline prompt's count, the window named, and an estimate", a.PlannerInputTokens, a.ContextTokens, rec.PlannerReason)
 	}
 }
