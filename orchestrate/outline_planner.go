@@ -286,7 +286,37 @@ func (r *run) outlinePlan(ctx context.Context, c plannerChoice) (*plan.Plan, err
 		}
 		r.warnf("plan: subtask %d was answered by the outline planner, which has not read the text; it runs as a %q subtask on %s instead", i+1, plan.LookupSkill, where)
 	}
+	r.nameRanges(p)
 	return p, nil
+}
+
+// nameRanges gives back a heading's name to each line range that is
+// exactly one section of the context, so the record and the progress show
+// which section a sub-agent read: the range becomes the section's unique
+// path in the context, but only when the assembler cuts exactly those lines
+// with it, with no warning. Any other range stays a range.
+func (r *run) nameRanges(p *plan.Plan) {
+	byLine := map[[2]int]string{}
+	for _, h := range r.doc.Outline() {
+		byLine[[2]int{h.Line, h.EndLine}] = h.UniquePath
+	}
+	for i := range p.Subtasks {
+		ptrs := &p.Subtasks[i].ContextPointers
+		var keep [][2]int
+		for _, lr := range ptrs.LineRanges {
+			path, ok := byLine[lr]
+			if ok {
+				cut := r.doc.Extract(slice.Pointers{Sections: []string{path}})
+				ok = len(cut.Matched) == 1 && len(cut.Warnings) == 0 && cut.Matched[0].StartLine == lr[0] && cut.Matched[0].EndLine == lr[1]
+			}
+			if !ok {
+				keep = append(keep, lr)
+				continue
+			}
+			ptrs.Sections = append(ptrs.Sections, path)
+		}
+		ptrs.LineRanges = keep
+	}
 }
 
 // rankedLines finds the smallest sections that hold the answer to one

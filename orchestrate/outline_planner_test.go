@@ -112,6 +112,12 @@ func TestAskOutlinePlannerReadsPathsNotText(t *testing.T) {
 			if !strings.Contains(globex, "marker-globex-price") || strings.Contains(globex, "marker-acme-price") {
 				t.Errorf("Globex's sub-agent got the wrong Pricing:\n%s", globex)
 			}
+			// The record names the section each slice is, by its unique path.
+			for i, want := range []string{"Vendor review > Acme > Pricing", "Vendor review > Globex > Pricing"} {
+				if sl := rec.Subtasks[i].Slice; sl == nil || len(sl.Matched) != 1 || sl.Matched[0].Pointer != want || sl.Matched[0].Heading != "Pricing" {
+					t.Errorf("subtask %d slice = %+v; want %q", i+1, sl, want)
+				}
+			}
 			if rec.Planner != orchestrate.PlannerOutline || rec.PlannerMode != orchestrate.PlannerOutline || !strings.Contains(rec.PlannerReason, "the outline it reads") {
 				t.Errorf("planner %q, mode %q, reason %q", rec.Planner, rec.PlannerMode, rec.PlannerReason)
 			}

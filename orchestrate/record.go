@@ -45,11 +45,14 @@ const (
 //   - model_called: true whenever any request reached a provider, failed runs
 //     included; then usage holds what the provider reported, which was paid
 //     for. False for dry runs, and for runs that stopped before any call.
-//   - planner: the planner that made the plan, "llm" or "retrieval";
-//     planner_mode is the mode asked for ("auto", "full", "llm",
-//     "retrieval") and planner_reason says why planner ran: the mode asked
-//     for, the window check of auto, or the LLM planner's failure that made
-//     auto fall back to the retrieval planner.
+//   - planner: the planner that made the plan, "llm" (the full planner),
+//     "outline" or "retrieval"; planner_mode is the mode asked for ("auto",
+//     "full", "llm", "outline", "retrieval") and planner_reason says why
+//     planner ran, with the figures: the mode asked for, auto's share of the
+//     window (FullPlannerShare), the outline the outline planner read, or
+//     the failure that made auto fall back to the retrieval planner. In a
+//     dry run planner is "retrieval" and planner_reason names the planner a
+//     real run would use, whose first request the planner input estimates.
 //   - phase_duration_ms: wall time of each phase (plan, assemble, dispatch,
 //     synthesis); a phase that did not run is 0. duration_ms is the whole run.
 //   - windows: the context window each model's requests were checked
@@ -68,12 +71,14 @@ type Record struct {
 	Provider     string `json:"provider,omitempty"`
 	Model        string `json:"model,omitempty"`
 	PlannerModel string `json:"planner_model,omitempty"`
-	// Planner is the planner that made the plan: "llm" or "retrieval".
-	Planner string `json:"planner"`
-	// PlannerMode is the mode asked for: "auto", "full", "llm" or
+	// Planner is the planner that made the plan: "llm", "outline" or
 	// "retrieval".
+	Planner string `json:"planner"`
+	// PlannerMode is the mode asked for: "auto", "full", "llm", "outline"
+	// or "retrieval".
 	PlannerMode string `json:"planner_mode"`
-	// PlannerReason says why Planner ran.
+	// PlannerReason says why Planner ran, with the figures the choice was
+	// made on.
 	PlannerReason string `json:"planner_reason"`
 	// ModelCalled is true whenever a request was sent to a provider, also
 	// when the run then failed. When false (dry runs, runs without a
