@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -387,5 +388,68 @@ func TestAskDryRunEstimatesThePlannerAutoWouldPick(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A corpus of 40 documents, ten times the planner's window, is planned from
+// its outline and answered: no request the fake sees is over its window,
+// and the one document the plan names is all its sub-agent gets.
+func TestAskOutlineOverACorpusTenTimesTheWindow(t *testing.T) {
+	var docs []slice.NamedDoc
+	var names []string
+	for d := range 40 {
+		name := fmt.Sprintf("report-%02d.md", d+1)
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Report %d\n\nThe report of unit %d, marker-doc-%d.\n\n", d+1, d+1, d+1)
+		for p := range 4 {
+			fmt.Fprintf(&b, "## Part %d\n\nPart %d of unit %d. ", p+1, p+1, d+1)
+			for j := range 260 {
+				fmt.Fprintf(&b, "w%d ", (d*880+p*220+j)%997)
+			}
+			b.WriteString("\n\n")
+		}
+		docs = append(docs, slice.NamedDoc{Name: name, Data: []byte(b.String())})
+		names = append(names, name)
+	}
+	combined, _ := slice.Combine(docs)
+	if n := tokens.Count(string(combined)); n < 10*smallWindow {
+		t.Fatalf("the corpus is only %d tokens", n)
+	}
+	// The planner copies the path of report 17's top heading from the
+	// outline it was sent, as a model would.
+	pick := regexp.MustCompile(`(?m)^(report-17\.md > Report 17) \[lines`)
+	s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		switch {
+		case isPlanner(r):
+			m := pick.FindStringSubmatch(r.Messages[0].Content)
+			if m == nil {
+				return llmtest.Text("no such path in the outline")
+			}
+			return llmtest.Text(`{"subtasks": [{"task": "Summarise report 17", "skill": "summarization", "context_pointers": {"sections": ["` + m[1] + `"], "line_ranges": []}, "answer": ""}], "reasoning": "one"}`)
+		case isSynthesis(r):
+			return llmtest.Text("FINAL")
+		default:
+			return llmtest.Text("finding for " + subtaskOf(r.Messages[0].Content))
+		}
+	}))
+	s.SetContextWindow(smallWindow)
+	cfg := windowConfig(providers["openai"](t, s), string(combined))
+	cfg.Sources, cfg.Task = names, "Summarise report 17"
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v (warnings %v)", err, rec.Warnings)
+	}
+	if over := overWindow(s); len(over) > 0 {
+		t.Errorf("requests over the window were sent: %v", over)
+	}
+	if rec.Planner != orchestrate.PlannerOutline || rec.Status != orchestrate.RunOK || len(rec.PlannerOutputs) != 1 {
+		t.Errorf("planner %q, status %q, %d planner outputs; reason %q", rec.Planner, rec.Status, len(rec.PlannerOutputs), rec.PlannerReason)
+	}
+	got := subagentFor(t, s, "Summarise report 17").Messages[0].Content
+	if !strings.Contains(got, "marker-doc-17.") || strings.Contains(got, "marker-doc-16.") || strings.Contains(got, "marker-doc-18.") {
+		t.Errorf("the sub-agent was not sent report 17 alone (%d bytes)", len(got))
+	}
+	if a := rec.Accounting; a.PlannerInputTokens >= smallWindow || a.SingleCallFits == nil || *a.SingleCallFits {
+		t.Errorf("planner input %d, single call fits %v", a.PlannerInputTokens, a.SingleCallFits)
 	}
 }
