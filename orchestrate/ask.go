@@ -2,7 +2,9 @@
 // orchestration. A planner reads the context once and writes a plan; the
 // assembler (deterministic, no model call) cuts one slice of the context per
 // delegated subtask; sub-agents run in parallel, each on its slice with its
-// skill's prompt; a synthesis call joins their results with the planner's
+// skill's prompt (or, for a subtask with scope "all" or a slice too large
+// for the window, over parts of it with their answers joined: map-reduce,
+// mapreduce.go); a synthesis call joins their results with the planner's
 // self-answers in plan order. Every call's usage is recorded, and the run is
 // accounted against the naive baseline of sending the whole context to every
 // sub-agent.

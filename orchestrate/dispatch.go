@@ -86,21 +86,26 @@ func (r *run) cut(i int) *job {
 	return j
 }
 
-// wholeRequest builds subtask j's one request over its whole slice and
-// counts it. The whole context's block is counted once per run.
-func (r *run) wholeRequest(j *job) (*llm.Request, int) {
-	sys := r.systemTokens(j.sk.Name, j.sk.Body)
-	instr := r.count(j.instr)
-	var user string
-	var block int
-	if j.whole {
-		user, block = userMessage(j.text, j.instr), r.naiveBlockTokens()
-	} else {
-		b := contextBlock(j.text)
-		user, block = b+j.instr, r.count(b)
-	}
+// wholeCount counts subtask j's one request over its whole slice without
+// building it: the whole context's block is counted once per run, so a
+// fallback costs no counting at all.
+func (r *run) wholeCount(j *job) int {
 	r.setNaive(j)
-	return r.subagentRequest(j.sk.Body, user), sys + block + instr
+	if j.whole {
+		return j.naive
+	}
+	return r.systemTokens(j.sk.Name, j.sk.Body) + r.count(contextBlock(j.text)) + r.count(j.instr)
+}
+
+// wholeRequest builds subtask j's one request over its whole slice.
+func (r *run) wholeRequest(j *job) *llm.Request {
+	return r.subagentRequest(j.sk.Body, userMessage(j.text, j.instr))
+}
+
+// fitsWhole checks a request of n tokens over subtask j's whole slice
+// against the window before it is built.
+func (r *run) fitsWhole(j *job, n int) error {
+	return r.fits(fmt.Sprintf("subtask %d", j.i+1), &llm.Request{Model: r.cfg.ModelName, MaxTokens: r.cfg.SubagentMax}, n)
 }
 
 // setNaive counts subtask j's naive prompt: its system prompt, the whole
@@ -158,8 +163,8 @@ func (r *run) estimateOne(j *job) error {
 	if j.st.NeedsAll() {
 		r.setNaive(j)
 	} else {
-		req, n := r.wholeRequest(j)
-		if err = r.fits(fmt.Sprintf("subtask %d", j.i+1), req, n); err == nil {
+		n := r.wholeCount(j)
+		if err = r.fitsWhole(j, n); err == nil {
 			res.PromptTokens = n
 			r.acct.SubagentInputTokens += n
 			r.acct.NaiveInputTokens += j.naive
@@ -258,13 +263,12 @@ func (r *run) runSubtask(ctx context.Context, j *job) (string, error) {
 		r.setNaive(j)
 		return r.mapReduce(ctx, j, nil)
 	}
-	req, n := r.wholeRequest(j)
-	if err := r.fits(fmt.Sprintf("subtask %d", j.i+1), req, n); err != nil {
-		req = nil // not sent: let the collector have it during the map
+	n := r.wholeCount(j)
+	if err := r.fitsWhole(j, n); err != nil {
 		return r.mapReduce(ctx, j, err)
 	}
 	res.PromptTokens = n
-	resp, err := r.subCall(ctx, j, req, n, callWhole)
+	resp, err := r.subCall(ctx, j, r.wholeRequest(j), n, callWhole)
 	if err != nil {
 		return "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/baton-dev/baton/llm"
@@ -134,6 +135,13 @@ func TestAskScopeAllCountsAcrossEveryPart(t *testing.T) {
 				PlannerMax:   600,
 				Concurrency:  3,
 			}
+			var mu sync.Mutex
+			events := map[string]int{}
+			cfg.Progress = func(e orchestrate.Event) {
+				mu.Lock()
+				events[e.Phase+" "+e.Status]++
+				mu.Unlock()
+			}
 			rec, err := orchestrate.Ask(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("Ask: %v (warnings %v)", err, rec.Warnings)
@@ -176,7 +184,13 @@ func TestAskScopeAllCountsAcrossEveryPart(t *testing.T) {
 			if st.Usage != mapUsage || rec.Usage.Subagents != mapUsage {
 				t.Errorf("usage: subtask %+v, run %+v; the fake reported %+v", st.Usage, rec.Usage.Subagents, mapUsage)
 			}
+			if events["map running"] != maps || events["reduce running"] != reduces || events["dispatch ok"] != 1 {
+				t.Errorf("progress events %v; want one per map and reduce call", events)
+			}
 			a := rec.Accounting
+			if rec.Status != orchestrate.RunOK || a.SingleCallFits == nil || *a.SingleCallFits || a.NaiveInputTokens == 0 {
+				t.Errorf("status %q, single call fits %v, naive %d; want ok, false and a naive baseline", rec.Status, a.SingleCallFits, a.NaiveInputTokens)
+			}
 			if a.MapCalls != maps || a.ReduceCalls != reduces {
 				t.Errorf("accounting: %d map and %d reduce calls; want %d and %d", a.MapCalls, a.ReduceCalls, maps, reduces)
 			}
@@ -271,5 +285,28 @@ func TestAskDryRunEstimatesMapReduce(t *testing.T) {
 	}
 	if rec.Accounting.SubagentInputTokens != 0 {
 		t.Errorf("sub-agent input %d includes prompts that would not be sent", rec.Accounting.SubagentInputTokens)
+	}
+}
+
+// The LLM planner may declare scope all itself; over a context that fits
+// one sub-agent request the map is one call and nothing is reduced.
+func TestAskPlannerScopeAllOverOnePart(t *testing.T) {
+	text, planted := corpus(6)
+	s := llmtest.NewServer(t, counting())
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Context, cfg.Task, cfg.Planner = text, "Count the mentions of "+marker+".", orchestrate.PlannerFull
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	if want := fmt.Sprintf("FINAL count: %d", planted); rec.Answer != want || planted == 0 {
+		t.Errorf("answer = %q, want %q", rec.Answer, want)
+	}
+	st := rec.Subtasks[0]
+	if st.Scope != "all" || st.MapCalls != 1 || st.ReduceCalls != 0 || st.Parts != 1 {
+		t.Errorf("subtask: scope %q, %d parts, %d map and %d reduce calls; want all, 1, 1, 0", st.Scope, st.Parts, st.MapCalls, st.ReduceCalls)
+	}
+	if got := s.Count(); got != 3 {
+		t.Errorf("%d requests; want planner, one map call, synthesis", got)
 	}
 }
