@@ -52,7 +52,11 @@ func TestFallbacksDoNotRecountTheContext(t *testing.T) {
 	perSubtask := (float64(many) - float64(few)) / 40
 	t.Logf("a dry run allocates %.1f MB with 5 fallbacks and %.1f MB with 45: %.0f KB per extra fallback of a %d KB context",
 		float64(few)/(1<<20), float64(many)/(1<<20), perSubtask/1024, size>>10)
-	if perSubtask > size/4 {
-		t.Errorf("each extra fallback allocates %.0f KB; want well under the context's %d KB", perSubtask/1024, size>>10)
+	// Tokenizing the context allocates over a hundred times its size (35 MB
+	// per extra fallback of this one, before); the bound is generous, two
+	// copies, because under -race sync.Pool drops what it holds and
+	// small allocations grow.
+	if perSubtask > 2*size {
+		t.Errorf("each extra fallback allocates %.0f KB; want under two copies of the %d KB context", perSubtask/1024, size>>10)
 	}
 }
