@@ -268,7 +268,7 @@ func (r *run) runSubtask(ctx context.Context, j *job) (string, error) {
 		return r.mapReduce(ctx, j, err)
 	}
 	res.PromptTokens = n
-	resp, err := r.subCall(ctx, j, r.wholeRequest(j), n, callWhole)
+	resp, err := r.subCall(ctx, j, callWhole, func() (*llm.Request, int, error) { return r.wholeRequest(j), n, nil })
 	if err != nil {
 		return "", err
 	}
@@ -282,16 +282,23 @@ const (
 	callReduce
 )
 
-// subCall sends one sub-agent request of n counted prompt tokens once a call
-// slot is free, and books it: the prompt in the accounting (it is sent), the
-// usage in the subtask and the run, the call in the map or reduce counter.
-func (r *run) subCall(ctx context.Context, j *job, req *llm.Request, n, kind int) (*llm.Response, error) {
+// subCall sends one sub-agent request once a call slot is free, and books
+// it: the prompt in the accounting (it is sent), the usage in the subtask
+// and the run, the call in the map or reduce counter. build makes the
+// request and its count only once the slot is taken, so that the requests
+// alive at any time are those in flight; an error from build (a request
+// over its window) is returned before anything is sent or booked.
+func (r *run) subCall(ctx context.Context, j *job, kind int, build func() (*llm.Request, int, error)) (*llm.Response, error) {
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
 	defer func() { <-r.slots }()
+	req, n, err := build()
+	if err != nil {
+		return nil, err
+	}
 	res := &r.rec.Subtasks[j.i]
 	r.mu.Lock()
 	r.rec.ModelCalled = true

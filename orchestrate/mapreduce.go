@@ -2,6 +2,7 @@ package orchestrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -136,29 +137,35 @@ func (r *run) mapReduce(ctx context.Context, j *job, why error) (string, error) 
 // again with half the budget and its pieces answered in turn.
 func (r *run) mapPart(ctx context.Context, j *job, text string, budget int, num string, of, first, last int) ([]partial, error) {
 	label := fmt.Sprintf("part %s of %d (lines %d-%d)", num, of, first, last)
-	req, n := r.mapRequest(j, text, label)
-	if err := r.fits(fmt.Sprintf("subtask %d map %s", j.i+1, label), req, n); err != nil {
-		req = nil
-		pieces, serr := mapreduce.Split(text, budget/2, r.cfg.Counter)
-		if budget/2 < 1 || serr != nil || len(pieces) < 2 {
+	var over *WindowError
+	resp, err := r.subCall(ctx, j, callMap, func() (*llm.Request, int, error) {
+		req, n := r.mapRequest(j, text, label)
+		if err := r.fits(fmt.Sprintf("subtask %d map %s", j.i+1, label), req, n); err != nil {
+			errors.As(err, &over)
+			return nil, 0, err
+		}
+		r.cfg.Progress(Event{Index: j.i, Phase: "map", Status: "running", Message: label + ": " + j.st.Task})
+		return req, n, nil
+	})
+	if over == nil {
+		if err != nil {
 			return nil, err
 		}
-		var out []partial
-		for _, p := range pieces {
-			got, perr := r.mapPart(ctx, j, p.Text, budget/2, fmt.Sprintf("%s.%d", num, p.Index+1), of, first+p.StartLine-1, first+p.EndLine-1)
-			if perr != nil {
-				return nil, perr
-			}
-			out = append(out, got...)
+		return []partial{{from: label, to: label, text: resp.Text}}, nil
+	}
+	pieces, serr := mapreduce.Split(text, budget/2, r.cfg.Counter)
+	if serr != nil || len(pieces) < 2 {
+		return nil, over
+	}
+	var out []partial
+	for _, p := range pieces {
+		got, perr := r.mapPart(ctx, j, p.Text, budget/2, fmt.Sprintf("%s.%d", num, p.Index+1), of, first+p.StartLine-1, first+p.EndLine-1)
+		if perr != nil {
+			return nil, perr
 		}
-		return out, nil
+		out = append(out, got...)
 	}
-	r.cfg.Progress(Event{Index: j.i, Phase: "map", Status: "running", Message: label + ": " + j.st.Task})
-	resp, err := r.subCall(ctx, j, req, n, callMap)
-	if err != nil {
-		return nil, err
-	}
-	return []partial{{from: label, to: label, text: resp.Text}}, nil
+	return out, nil
 }
 
 // reduce joins the partial answers in rounds of requests that each fit the
@@ -170,14 +177,15 @@ func (r *run) reduce(ctx context.Context, j *job, partials []partial) (string, e
 	budget := room - frame - int(float64(room)*partSlack) - 8
 	size := func(p partial) int { return r.count(p.render()) }
 	out, err := mapreduce.Reduce(ctx, partials, budget, r.cfg.Concurrency, size, func(ctx context.Context, g mapreduce.Group[partial]) (partial, error) {
-		what := fmt.Sprintf("subtask %d reduce round %d, group %d of %d", j.i+1, g.Round, g.Index+1, g.Of)
-		req := r.subagentRequest(reduceSystem, r.reduceUser(j, g.Items))
-		n := r.requestTokens(req)
-		if err := r.fits(what, req, n); err != nil {
-			return partial{}, err
-		}
-		r.cfg.Progress(Event{Index: j.i, Phase: "reduce", Status: "running", Message: fmt.Sprintf("round %d, group %d of %d: %s", g.Round, g.Index+1, g.Of, j.st.Task)})
-		resp, err := r.subCall(ctx, j, req, n, callReduce)
+		resp, err := r.subCall(ctx, j, callReduce, func() (*llm.Request, int, error) {
+			req := r.subagentRequest(reduceSystem, r.reduceUser(j, g.Items))
+			n := r.requestTokens(req)
+			if err := r.fits(fmt.Sprintf("subtask %d reduce round %d, group %d of %d", j.i+1, g.Round, g.Index+1, g.Of), req, n); err != nil {
+				return nil, 0, err
+			}
+			r.cfg.Progress(Event{Index: j.i, Phase: "reduce", Status: "running", Message: fmt.Sprintf("round %d, group %d of %d: %s", g.Round, g.Index+1, g.Of, j.st.Task)})
+			return req, n, nil
+		})
 		if err != nil {
 			return partial{}, err
 		}
