@@ -181,11 +181,12 @@ func (r *run) estimateOne(j *job) error {
 	for _, p := range parts {
 		mreq, m := r.mapRequest(j, p.Text, r.partLabel(p.Index+1, len(parts), p.StartLine, p.EndLine))
 		if ferr := r.fits(fmt.Sprintf("subtask %d map part %d", j.i+1, p.Index+1), mreq, m); ferr != nil {
+			res.PromptTokens = 0
 			return ferr
 		}
 		res.PromptTokens += m
 	}
-	res.MapCalls = len(parts)
+	res.Parts, res.MapCalls = len(parts), len(parts)
 	r.acct.MapCalls += len(parts)
 	r.acct.SubagentInputTokens += res.PromptTokens
 	r.acct.NaiveInputTokens += j.naive

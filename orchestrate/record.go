@@ -156,7 +156,8 @@ type SubtaskResult struct {
 	// (more than Parts when a part had to be split again), the requests
 	// that joined the answers and in how many rounds. PromptTokens and
 	// Usage then sum all of those requests. All 0 for a subtask run in
-	// one request.
+	// one request. In a dry run MapCalls is the map requests a real run
+	// would send, and the reduce fields are 0: they depend on the answers.
 	Parts        int `json:"parts,omitempty"`
 	MapCalls     int `json:"map_calls,omitempty"`
 	ReduceCalls  int `json:"reduce_calls,omitempty"`
