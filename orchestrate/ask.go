@@ -2,7 +2,9 @@
 // orchestration. A planner reads the context once and writes a plan; the
 // assembler (deterministic, no model call) cuts one slice of the context per
 // delegated subtask; sub-agents run in parallel, each on its slice with its
-// skill's prompt; a synthesis call joins their results with the planner's
+// skill's prompt (or, for a subtask with scope "all" or a slice too large
+// for the window, over parts of it with their answers joined: map-reduce,
+// mapreduce.go); a synthesis call joins their results with the planner's
 // self-answers in plan order. Every call's usage is recorded, and the run is
 // accounted against the naive baseline of sending the whole context to every
 // sub-agent.
@@ -15,8 +17,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/plan"
@@ -84,8 +84,8 @@ type Config struct {
 // Event reports progress of one subtask (or a phase, with Index -1).
 type Event struct {
 	Index   int
-	Phase   string // "plan", "assemble", "dispatch", "synthesis"
-	Status  string // "running", "ok", "failed", "skipped", "retrying"; in assemble "self" (answered by the planner) or "queued"
+	Phase   string // "plan", "assemble", "dispatch", "synthesis"; "map" and "reduce" for the calls of a map-reduce subtask
+	Status  string // "running", "ok", "failed", "skipped", "retrying"; in assemble "self" (answered by the planner) or "queued"; map and reduce events are all "running", one as each call starts
 	Message string
 }
 
@@ -141,6 +141,10 @@ type run struct {
 	naiveOnce  sync.Once
 	sysTokens  map[string]int // by skill name
 	naiveBlock int
+
+	// slots bounds the sub-agent calls in flight, plain and map-reduce
+	// alike, to Concurrency (dispatch.go).
+	slots chan struct{}
 }
 
 func (r *run) warnf(format string, a ...any) {
@@ -242,169 +246,6 @@ func (r *run) assemble(p *plan.Plan) {
 		}
 		r.rec.Subtasks = append(r.rec.Subtasks, res)
 	}
-}
-
-// prepare cuts the slice of subtask i and builds its request; it also counts
-// the naive prompt (the same request with the whole context) for accounting.
-// A request that would not fit its model's window is a *WindowError, and is
-// on neither side of the accounting: it is never sent.
-func (r *run) prepare(i int) (*llm.Request, error) {
-	res := &r.rec.Subtasks[i]
-	st := r.rec.Plan.Subtasks[i]
-	sk, ok := r.cfg.Skills.Get(st.Skill)
-	if !ok {
-		sk = skill.Generic()
-		r.warnf("subtask %d: unknown skill %q; used the generic analyst prompt", i+1, st.Skill)
-	}
-	res.ResolvedSkill = sk.Name
-	ptrs := slice.Pointers{Sections: st.ContextPointers.Sections, LineRanges: st.ContextPointers.LineRanges}
-	cut := r.doc.Extract(ptrs)
-	info := &SliceInfo{Matched: []SliceMatch{}, Unmatched: append([]string{}, cut.Unmatched...), Misses: cut.Misses, Fallback: cut.Fallback}
-	for _, m := range cut.Matched {
-		info.Matched = append(info.Matched, SliceMatch{Pointer: m.Pointer, Heading: m.Heading, StartLine: m.StartLine, EndLine: m.EndLine})
-	}
-	text := cut.Text
-	for _, w := range cut.Warnings {
-		r.warnf("subtask %d: %s", i+1, w)
-	}
-	if strings.TrimSpace(text) == "" {
-		if !cut.Fallback {
-			r.warnf("subtask %d: the slice is empty; sent the full context instead", i+1)
-		}
-		text = r.cfg.Context
-		info.Fallback = true
-	} else if cut.Fallback && len(cut.Warnings) == 0 {
-		r.warnf("subtask %d: no context pointer matched; sent the full context", i+1)
-	}
-	info.Lines = strings.Count(text, "\n") + 1
-	res.Slice = info
-	res.ContextTokens = r.cfg.Counter.Count(text)
-	block, instr := contextBlock(text), subagentInstruction(r.cfg.Task, st, sk.OutputHint)
-	user := block + instr
-	req := &llm.Request{
-		Model:       r.cfg.ModelName,
-		System:      sk.Body,
-		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user}},
-		Temperature: llm.Float(r.cfg.Temperature),
-		MaxTokens:   r.cfg.SubagentMax,
-		Stream:      r.cfg.Stream,
-	}
-	sysTokens, instrTokens := r.systemTokens(sk.Name, req.System), r.count(instr)
-	res.PromptTokens = sysTokens + r.count(block) + instrTokens
-	if err := r.fits(fmt.Sprintf("subtask %d", i+1), req, res.PromptTokens); err != nil {
-		return nil, err
-	}
-	naive := sysTokens + r.naiveBlockTokens() + instrTokens
-	r.mu.Lock()
-	r.acct.SubagentInputTokens += res.PromptTokens
-	r.acct.NaiveInputTokens += naive
-	r.mu.Unlock()
-	return req, nil
-}
-
-// estimate fills the accounting of a dry run: every delegated prompt is
-// built and counted, nothing is sent.
-func (r *run) estimate() {
-	for i := range r.rec.Subtasks {
-		if r.rec.Subtasks[i].Mode != ModeDelegated {
-			continue
-		}
-		if _, err := r.prepare(i); err != nil {
-			r.warnf("%s; a real run would fail this subtask", oneLine(err))
-		}
-	}
-	r.acct.Estimate = true
-	r.acct.NaiveInputTokens += r.acct.PlannerInputTokens
-}
-
-// ---- Phase 3: dispatch ----
-
-func (r *run) dispatch(ctx context.Context) error {
-	// Every request is built before the first is sent, so that a slot
-	// freed by a finished sub-agent is taken at once rather than after the
-	// next subtask's slice has been cut and counted.
-	reqs := map[int]*llm.Request{}
-	var failed int
-	for i := range r.rec.Subtasks {
-		if r.rec.Subtasks[i].Mode != ModeDelegated {
-			continue
-		}
-		req, err := r.prepare(i)
-		if err != nil {
-			// Over its window: failed, never sent. Map-reduce over
-			// parts of the slice is what would rescue it.
-			res := &r.rec.Subtasks[i]
-			res.Status, res.Error = StatusFailed, r.errText(err)
-			failed++
-			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "failed", Message: res.Error})
-			if r.cfg.FailFast {
-				r.failed = failed
-				return fmt.Errorf("--fail-fast: subtask %d: %w", i+1, err)
-			}
-			continue
-		}
-		reqs[i] = req
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.cfg.Concurrency)
-	for i := range r.rec.Subtasks {
-		req, ok := reqs[i]
-		if !ok {
-			continue
-		}
-		g.Go(func() error {
-			res := &r.rec.Subtasks[i]
-			if gctx.Err() != nil {
-				res.Error = "not run: " + r.errText(context.Cause(gctx))
-				return nil
-			}
-			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "running", Message: res.Task})
-			t0 := r.cfg.Now()
-			var usage llm.Usage
-			r.mu.Lock()
-			r.rec.ModelCalled = true
-			r.mu.Unlock()
-			resp, err := generateRecovered(gctx, r.cfg.Model, req)
-			res.DurationMS = r.cfg.Now().Sub(t0).Milliseconds()
-			if resp != nil {
-				usage = resp.Usage
-				res.Attempts = resp.Attempts
-				r.calib.Observe(int64(res.PromptTokens), usage.PromptTokens())
-			}
-			r.mu.Lock()
-			r.rec.Usage.Subagents = r.rec.Usage.Subagents.Add(usage)
-			r.mu.Unlock()
-			res.Usage = usage
-			if err != nil {
-				res.Status, res.Error = StatusFailed, r.errText(err)
-				r.mu.Lock()
-				failed++
-				r.mu.Unlock()
-				r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "failed", Message: res.Error})
-				if r.cfg.FailFast || ctx.Err() != nil {
-					return fmt.Errorf("subtask %d: %w", i+1, err)
-				}
-				return nil
-			}
-			res.Status, res.Output = StatusOK, resp.Text
-			if resp.StopReason == "max_tokens" || resp.StopReason == "length" {
-				r.warnf("subtask %d: the return hit its %d-token bound and was cut", i+1, r.cfg.SubagentMax)
-			}
-			r.cfg.Progress(Event{Index: i, Phase: "dispatch", Status: "ok", Message: res.Task})
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("cancelled: %w", ctx.Err())
-		}
-		return fmt.Errorf("--fail-fast: %w", err)
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("cancelled: %w", ctx.Err())
-	}
-	r.failed = failed
-	return nil
 }
 
 // ---- Phase 4: synthesis ----

@@ -152,6 +152,21 @@ type SubtaskResult struct {
 	Slice         *SliceInfo `json:"slice,omitempty"`
 	Attempts      int        `json:"attempts,omitempty"`
 	DurationMS    int64      `json:"duration_ms,omitempty"`
+	// Scope is "all" when the plan asked for the subtask to run over every
+	// part of the context.
+	Scope string `json:"scope,omitempty"`
+	// Parts, MapCalls, ReduceCalls and ReduceRounds describe a subtask run
+	// by map-reduce (scope "all", or a slice too large for one request):
+	// the parts its text was split into, the requests that answered them
+	// (more than Parts when a part had to be split again), the requests
+	// that joined the answers and in how many rounds. PromptTokens and
+	// Usage then sum all of those requests. All 0 for a subtask run in
+	// one request. In a dry run MapCalls is the map requests a real run
+	// would send, and the reduce fields are 0: they depend on the answers.
+	Parts        int `json:"parts,omitempty"`
+	MapCalls     int `json:"map_calls,omitempty"`
+	ReduceCalls  int `json:"reduce_calls,omitempty"`
+	ReduceRounds int `json:"reduce_rounds,omitempty"`
 }
 
 // SliceInfo says how the assembler cut a subtask's context.
@@ -214,6 +229,10 @@ type Accounting struct {
 	PlannerInputTokens   int `json:"planner_input_tokens"`
 	SubagentInputTokens  int `json:"subagent_input_tokens"`
 	SynthesisInputTokens int `json:"synthesis_input_tokens"`
+	// MapCalls and ReduceCalls count the map-reduce requests of all
+	// subtasks; SubagentInputTokens includes their prompts.
+	MapCalls    int `json:"map_calls"`
+	ReduceCalls int `json:"reduce_calls"`
 	// Estimate is true when no model was called: the synthesis prompt is
 	// then unknown and left out of both sides.
 	Estimate bool `json:"estimate"`

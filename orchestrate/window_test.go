@@ -160,38 +160,6 @@ func TestAskAutoPlannerFallsBackWhenTheProviderSaysTooLong(t *testing.T) {
 	}
 }
 
-// A sub-agent whose slice would not fit its model's window fails with a
-// clear error and is never sent; the others run.
-func TestAskSubagentSliceOverTheWindowIsNotSent(t *testing.T) {
-	s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
-	s.SetContextWindow(smallWindow)
-	cfg := windowConfig(providers["anthropic"](t, s), bigSection())
-	cfg.Task = "What do the small section and part 1 say?"
-	cfg.Planner = orchestrate.PlannerRetrieval
-	rec, err := orchestrate.Ask(context.Background(), cfg)
-	if over := overWindow(s); len(over) > 0 {
-		t.Errorf("requests over the window were sent: %v", over)
-	}
-	var big *orchestrate.SubtaskResult
-	for i := range rec.Subtasks {
-		if rec.Subtasks[i].Slice != nil && rec.Subtasks[i].ContextTokens > smallWindow {
-			big = &rec.Subtasks[i]
-		}
-	}
-	if big == nil {
-		t.Fatalf("no subtask got the big section: %+v (err %v)", rec.Subtasks, err)
-	}
-	if big.Status != orchestrate.StatusFailed || !strings.Contains(big.Error, "window") {
-		t.Errorf("big subtask = %s %q; want failed naming the window", big.Status, big.Error)
-	}
-	for _, r := range s.Requests() {
-		if strings.Contains(r.Messages[0].Content, "marker-1 ") {
-			t.Errorf("the over-window slice was sent")
-		}
-	}
-	_ = err
-}
-
 // A synthesis that would not fit is not sent either: the run fails, and the
 // record says a model was called.
 func TestAskSynthesisOverTheWindowIsNotSent(t *testing.T) {
@@ -229,13 +197,15 @@ func bigSection() string {
 	return "# Report\n\n## Small\n\nmarker-small facts.\n\n" + strings.TrimPrefix(bigDoc(1, 9000), "# Annual report\n\n")
 }
 
-// With --fail-fast a slice over the window ends the run before anything is
-// sent to a sub-agent.
+// With --fail-fast a subtask that cannot fit the window, not even in
+// map-reduce parts (the reply it must leave room for is nearly the whole
+// window), ends the run before anything is sent to a sub-agent.
 func TestAskFailFastOverTheWindowSendsNoSubagent(t *testing.T) {
 	s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
 	cfg := windowConfig(providers["openai"](t, s), bigSection())
 	cfg.Task = "What do the small section and part 1 say?"
 	cfg.Planner, cfg.FailFast = orchestrate.PlannerRetrieval, true
+	cfg.SubagentMax = smallWindow - 50
 	rec, err := orchestrate.Ask(context.Background(), cfg)
 	if !errors.Is(err, orchestrate.ErrWindow) {
 		t.Fatalf("err = %v, want ErrWindow", err)
@@ -245,29 +215,5 @@ func TestAskFailFastOverTheWindowSendsNoSubagent(t *testing.T) {
 	}
 	if rec.ModelCalled || rec.Status != orchestrate.RunFailed {
 		t.Errorf("model_called %v, status %q; want false, failed", rec.ModelCalled, rec.Status)
-	}
-}
-
-// A dry run says which subtask a real run would fail, and leaves it out of
-// the estimate of what would be sent.
-func TestAskDryRunWarnsOfASliceOverTheWindow(t *testing.T) {
-	cfg := windowConfig(nil, bigSection())
-	cfg.Task = "What do the small section and part 1 say?"
-	cfg.DryRun = true
-	rec, err := orchestrate.Ask(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(rec.Warnings, "\n"), "a real run would fail this subtask") {
-		t.Errorf("no warning: %v", rec.Warnings)
-	}
-	big := 0
-	for _, s := range rec.Subtasks {
-		if s.ContextTokens > smallWindow {
-			big += s.PromptTokens
-		}
-	}
-	if big == 0 || rec.Accounting.SubagentInputTokens >= big {
-		t.Errorf("sub-agent input %d includes the %d-token prompt that would not be sent", rec.Accounting.SubagentInputTokens, big)
 	}
 }

@@ -53,6 +53,8 @@ For each subtask give context pointers, the smallest set that holds everything t
 - "line_ranges": [start, end] pairs, 1-indexed and inclusive, only for text the outline shows with no heading of its own (such as text before the first heading).
 Leave both lists empty only if a subtask truly needs the whole document.
 
+Set "scope": "all" on a subtask whose answer depends on every part of the document, which no outline can locate: counting ("how many times", "how many sections"), listing every instance of something, "which sections mention X", anything that must not miss a part. Its skill then runs over the whole document in parts that fit a sub-agent's window and the partial answers are joined; its pointers are not used. Leave "scope" empty for everything else: a section is cheaper whenever the outline shows where the answer is.
+
 Skill library:
 `, max, LookupSkill)
 	sorted := slices.Clone(skills)
@@ -69,8 +71,8 @@ Skill library:
 	}
 	b.WriteString(`
 Output ONLY this JSON object, with no prose and no code fence:
-{"subtasks": [{"task": "what to do, as a self-contained instruction", "skill": "skill name", "context_pointers": {"sections": ["Path > To > Heading"], "line_ranges": []}, "answer": ""}], "reasoning": "one or two sentences on how you split the task"}
-Leave "answer" empty: sub-agents answer from the text.`)
+{"subtasks": [{"task": "what to do, as a self-contained instruction", "skill": "skill name", "context_pointers": {"sections": ["Path > To > Heading"], "line_ranges": []}, "answer": "", "scope": ""}], "reasoning": "one or two sentences on how you split the task"}
+Leave "answer" empty: sub-agents answer from the text. "scope" is "all" or empty.`)
 	return b.String()
 }
 

@@ -267,6 +267,11 @@ func decodeSubtask(raw json.RawMessage, n int) (st Subtask, probs, warns []strin
 	}
 	st.Skill = normalizeSkill(skill)
 	st.Answer = strings.TrimSpace(looseText(obj["answer"]))
+	scope, ok := scalarText(obj["scope"])
+	if !ok {
+		probs = append(probs, prefix+"scope is not a string")
+	}
+	st.Scope = normalizeScope(scope)
 
 	ptrs := obj["contextpointers"]
 	if ptrs == nil {
@@ -307,7 +312,30 @@ func decodeSubtask(raw json.RawMessage, n int) (st Subtask, probs, warns []strin
 		st.Answer = ""
 		warns = append(warns, prefix+fmt.Sprintf("answer dropped because skill is %q; only %q subtasks are answered inline", st.Skill, Self))
 	}
+	switch {
+	case st.NeedsAll() && st.IsSelf():
+		// The planner answered it; there is nothing to run over the parts.
+		st.Scope = ""
+		warns = append(warns, prefix+fmt.Sprintf("scope %q dropped because the planner answered the subtask itself", ScopeAll))
+	case st.NeedsAll() && !st.ContextPointers.IsEmpty():
+		warns = append(warns, prefix+fmt.Sprintf("scope is %q, so the subtask runs over the whole document and its context pointers are not used", ScopeAll))
+	}
 	return st, probs, warns
+}
+
+// normalizeScope reads what models write for a subtask's scope. Empty and
+// the words for "its own slice" mean no scope; the words for "everything"
+// mean ScopeAll. Anything else is kept, lowercased, for validation to
+// reject with a message the model can act on.
+func normalizeScope(s string) string {
+	s = strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	switch s {
+	case "", "none", "slice", "section", "sections", "pointers", "part", "local", "null":
+		return ""
+	case ScopeAll, "whole", "everything", "entire", "full", "document", "whole document", "all parts", "every part", "global":
+		return ScopeAll
+	}
+	return s
 }
 
 // normalizeSkill lowercases and hyphenates: the library's names are

@@ -46,7 +46,20 @@ type Subtask struct {
 	Skill           string   `json:"skill"`
 	ContextPointers Pointers `json:"context_pointers"`
 	Answer          string   `json:"answer,omitempty"`
+	// Scope is ScopeAll when the answer depends on every part of the
+	// context (counting, listing, "which sections mention X"): the
+	// subtask's skill then runs over all of it, part by part, and the
+	// partial answers are joined (map-reduce); its pointers are not used.
+	// Empty for a subtask that works on its slice.
+	Scope string `json:"scope,omitempty"`
 }
+
+// ScopeAll is the Scope of a subtask whose answer needs every part of the
+// context: a slice of it would give a wrong count or an incomplete list.
+const ScopeAll = "all"
+
+// NeedsAll reports whether the subtask must see every part of the context.
+func (s Subtask) NeedsAll() bool { return s.Scope == ScopeAll }
 
 // IsSelf reports whether the planner answered the subtask inline, so no
 // sub-agent is needed.
@@ -188,6 +201,12 @@ func (s Subtask) problems(n int, opts Options) []string {
 		add("skill is %q but answer is empty; give the answer inline or delegate the subtask to a skill", Self)
 	case !s.IsSelf() && s.Answer != "":
 		add("answer is set but skill is %q; only %q subtasks carry an answer", skill, Self)
+	}
+	switch {
+	case s.Scope != "" && s.Scope != ScopeAll:
+		add("scope is %q; use %q for a subtask that needs every part of the document, or leave it empty", s.Scope, ScopeAll)
+	case s.Scope == ScopeAll && s.IsSelf():
+		add("scope is %q but skill is %q; a lookup the planner answers needs no parts", ScopeAll, Self)
 	}
 	for j, sec := range s.ContextPointers.Sections {
 		if strings.TrimSpace(sec) == "" {

@@ -75,6 +75,8 @@ For each delegated subtask give context pointers, the smallest set that holds ev
 - "line_ranges": [start, end] pairs, 1-indexed and inclusive, only for content that has no heading of its own.
 If a subtask truly needs the whole document, leave both lists empty.
 
+Set "scope": "all" on a delegated subtask whose answer depends on every part of the document, so that no slice can hold it: counting ("how many times", "how many sections"), listing every instance of something, "which sections mention X", anything that must not miss a part. Its skill then runs over the whole document in parts and the partial answers are joined, so it works on documents of any size; its pointers are not used. Leave "scope" empty for everything else: a slice is cheaper whenever the answer sits in known sections.
+
 Skill library:
 `, max)
 	sorted := slices.Clone(skills)
@@ -92,8 +94,8 @@ Skill library:
 	}
 	b.WriteString(`
 Output ONLY this JSON object, with no prose and no code fence:
-{"subtasks": [{"task": "what to do, as a self-contained instruction", "skill": "skill name or self", "context_pointers": {"sections": ["Heading"], "line_ranges": [[12, 40]]}, "answer": "only for self subtasks"}], "reasoning": "one or two sentences on how you split the task"}
-Omit "answer" (or leave it empty) for delegated subtasks.`)
+{"subtasks": [{"task": "what to do, as a self-contained instruction", "skill": "skill name or self", "context_pointers": {"sections": ["Heading"], "line_ranges": [[12, 40]]}, "answer": "only for self subtasks", "scope": ""}], "reasoning": "one or two sentences on how you split the task"}
+Omit "answer" (or leave it empty) for delegated subtasks; "scope" is "all" or empty.`)
 	return b.String()
 }
 
@@ -231,7 +233,7 @@ func JSONSchema() map[string]any {
 				"items": map[string]any{
 					"type":                 "object",
 					"additionalProperties": false,
-					"required":             []any{"task", "skill", "context_pointers", "answer"},
+					"required":             []any{"task", "skill", "context_pointers", "answer", "scope"},
 					"properties": map[string]any{
 						"task":  str("What to do, as a self-contained instruction."),
 						"skill": str(`A skill name from the library, or "self" for a direct lookup answered inline.`),
@@ -257,6 +259,11 @@ func JSONSchema() map[string]any {
 							},
 						},
 						"answer": str(`The answer, for "self" subtasks only; empty otherwise.`),
+						"scope": map[string]any{
+							"type":        "string",
+							"enum":        []any{ScopeAll, ""},
+							"description": `"all" when the answer depends on every part of the document (counting, listing every X, which sections mention X): the skill then runs over all of it; empty otherwise.`,
+						},
 					},
 				},
 			},

@@ -43,7 +43,8 @@ const (
 
 // Retrieve builds a plan without a model: it splits the task into
 // sub-questions, ranks sections against each with BM25 and picks a skill by
-// cue words. It is deterministic, so the same input always gives the same
+// cue words. A question that counts or lists across the whole document
+// (NeedsEveryPart) gets ScopeAll and no pointers instead. It is deterministic, so the same input always gives the same
 // plan. It never uses "self", since no model is there to answer.
 //
 // Each subtask points at the best one or two sections scoring above a floor,
@@ -64,13 +65,24 @@ func Retrieve(in RetrieveInput) *Plan {
 	pieces := SplitTask(in.Task, max)
 	var questions []string
 	var picks [][]int
+	var everyPart []bool
 	for i, q := range pieces {
+		if NeedsEveryPart(q) {
+			// A count or a list over the whole document: no ranking can
+			// say which sections hold every instance, so it stays one
+			// question and runs over all parts.
+			questions, picks, everyPart = append(questions, q), append(picks, nil), append(everyPart, true)
+			continue
+		}
 		// A piece may grow into several subtasks only while the pieces
 		// still to come keep their own place under max.
 		room := max - len(questions) - (len(pieces) - i - 1)
 		qs, ps := idx.splitByTopic(q, room)
 		questions = append(questions, qs...)
 		picks = append(picks, ps...)
+		for range qs {
+			everyPart = append(everyPart, false)
+		}
 	}
 	p := &Plan{}
 	var notes []string
@@ -80,6 +92,11 @@ func Retrieve(in RetrieveInput) *Plan {
 			idx.point(&st.ContextPointers, j)
 		}
 		p.Subtasks = append(p.Subtasks, st)
+		if everyPart[i] {
+			p.Subtasks[len(p.Subtasks)-1].Scope = ScopeAll
+			notes = append(notes, fmt.Sprintf("subtask %d -> every part (it counts or lists across the document)", i+1))
+			continue
+		}
 		if len(picks[i]) == 0 {
 			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
 		} else {

@@ -1,0 +1,205 @@
+// Package mapreduce answers a question over a text too large for one model
+// call, or one whose answer depends on every part of it: split the text into
+// parts that each fit a token budget, map a function over the parts in
+// parallel, and reduce the partial results, in as many rounds as it takes,
+// until one remains.
+//
+// The package knows nothing of models or prompts. Callers pass a counter, a
+// map function and a join function; the budgets they give are what keeps
+// every request they build inside its window.
+package mapreduce
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+)
+
+// Counter counts the tokens of a text (tokens.Counter is one).
+type Counter interface {
+	Count(s string) int
+}
+
+// Part is one piece of a split text. Concatenating the parts' Text in order
+// gives the text back exactly.
+type Part struct {
+	Index int
+	Text  string
+	// StartLine and EndLine are the 1-based lines of the text the part
+	// covers, inclusive. A line too long for the budget is cut into
+	// several parts that share its number.
+	StartLine, EndLine int
+	// Tokens is the sum of the counts of the part's lines (or pieces of a
+	// line). Tokenizers merge little across a line break, so it is close
+	// to the count of Text, but not always equal: a caller that must stay
+	// inside a window counts the request it builds.
+	Tokens int
+}
+
+// ErrBudget is returned for a budget below one token.
+var ErrBudget = errors.New("the token budget must be at least 1")
+
+// Split cuts text into parts of at most budget tokens each. It cuts only
+// between lines, and prefers to cut before a markdown heading, then after a
+// blank line (the end of a paragraph), as long as that keeps the part at
+// least half full; a single line over the budget is cut between runes. The
+// same text and budget always give the same parts.
+//
+// Each line is counted once, and each line over the budget once more per
+// piece it is cut into, so the cost of Split grows with the text's length.
+// An empty text has no parts.
+func Split(text string, budget int, c Counter) ([]Part, error) {
+	if budget < 1 {
+		return nil, ErrBudget
+	}
+	lines := splitLines(text)
+	counts := make([]int, len(lines))
+	for i, l := range lines {
+		counts[i] = c.Count(l)
+	}
+	var parts []Part
+	add := func(text string, first, last, tokens int) {
+		parts = append(parts, Part{Index: len(parts), Text: text, StartLine: first + 1, EndLine: last + 1, Tokens: tokens})
+	}
+	// join returns lines[a:b] as one string: a substring of text, since
+	// lines are consecutive substrings, so no part copies the text.
+	offsets := make([]int, len(lines)+1)
+	for i, l := range lines {
+		offsets[i+1] = offsets[i] + len(l)
+	}
+	join := func(a, b int) string { return text[offsets[a]:offsets[b]] }
+
+	prefix := make([]int, len(lines)+1) // prefix[i]: tokens of lines[:i]
+	for i, n := range counts {
+		prefix[i+1] = prefix[i] + n
+	}
+	start := 0
+	lastHeading, lastBlank := -1, -1 // candidate cuts: before lastHeading, after lastBlank
+	flush := func(end int) {
+		add(join(start, end), start, end-1, prefix[end]-prefix[start])
+		start = end
+		if lastHeading < start {
+			lastHeading = -1
+		}
+		if lastBlank < start {
+			lastBlank = -1
+		}
+	}
+	for i := 0; i < len(lines); i++ {
+		n := counts[i]
+		if n > budget {
+			if i > start {
+				flush(i)
+			}
+			for _, p := range cutLine(lines[i], n, budget, c) {
+				add(p.text, i, i, p.tokens)
+			}
+			start, lastHeading, lastBlank = i+1, -1, -1
+			continue
+		}
+		for i > start && prefix[i]-prefix[start]+n > budget {
+			// Cut at the best boundary that keeps the part at least half
+			// full; else just before this line.
+			end := i
+			switch half := prefix[start] + budget/2; {
+			case lastHeading > start && prefix[lastHeading] >= half:
+				end = lastHeading
+			case lastBlank >= start && prefix[lastBlank+1] >= half:
+				end = lastBlank + 1
+			}
+			flush(end)
+		}
+		if isHeading(lines[i]) {
+			lastHeading = i
+		}
+		if strings.TrimSpace(lines[i]) == "" {
+			lastBlank = i
+		}
+	}
+	if start < len(lines) {
+		flush(len(lines))
+	}
+	return parts, nil
+}
+
+// splitLines cuts text after each line ending ("\n", "\r\n" or a lone "\r",
+// as the assembler reads them), keeping the endings.
+func splitLines(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			out = append(out, text[start:i+1])
+			start = i + 1
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+			out = append(out, text[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// isHeading reports whether a line is an ATX markdown heading ("## Title").
+func isHeading(line string) bool {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 {
+		return false // indented four spaces: code
+	}
+	n := 0
+	for n < len(t) && t[n] == '#' {
+		n++
+	}
+	return n >= 1 && n <= 6 && (n == len(t) || t[n] == ' ' || t[n] == '\t' || t[n] == '\n' || t[n] == '\r')
+}
+
+type piece struct {
+	text   string
+	tokens int
+}
+
+// cutLine cuts one line of n tokens into pieces of at most budget tokens,
+// between runes. It guesses the cut from the line's tokens per byte, counts
+// each piece once and halves a piece that the guess made too big, so the
+// line is counted about twice in all.
+func cutLine(line string, n, budget int, c Counter) []piece {
+	if n <= budget || utf8.RuneCountInString(line) <= 1 {
+		return []piece{{line, n}}
+	}
+	// A piece of this many bytes holds about 90% of the budget.
+	size := max(1, int(float64(len(line))*0.9*float64(budget)/float64(n)))
+	var out []piece
+	for rest := line; rest != ""; {
+		end := runeBoundary(rest, min(size, len(rest)))
+		p := rest[:end]
+		k := c.Count(p)
+		if k > budget && utf8.RuneCountInString(p) > 1 {
+			out = append(out, cutLine(p, k, budget, c)...)
+		} else {
+			out = append(out, piece{p, k})
+		}
+		rest = rest[end:]
+	}
+	return out
+}
+
+// runeBoundary moves i back to the start of a rune, never to 0.
+func runeBoundary(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	for j := i; j > 0; j-- {
+		if utf8.RuneStart(s[j]) {
+			return j
+		}
+	}
+	// The first rune is longer than i bytes: take it whole.
+	_, w := utf8.DecodeRuneInString(s)
+	return w
+}
