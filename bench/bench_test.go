@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
@@ -147,5 +148,33 @@ func TestPointerVariants(t *testing.T) {
 		if got[k] != w {
 			t.Errorf("%s: got %q, want %q", k, got[k], w)
 		}
+	}
+}
+
+// The initial burst is free capacity, not throughput: a run that fits in it
+// has no sustained rate, and a run of twice the limit paced as the sliding
+// window allows sustains the limit, not twice it.
+func TestSustainedRateExcludesBurst(t *testing.T) {
+	if got := sustainedRate(19000, 20000, 200*time.Millisecond); got != 0 {
+		t.Errorf("a run inside the burst: %.0f tok/min, want 0", got)
+	}
+	if got := sustainedRate(40000, 20000, time.Minute); got != 20000 {
+		t.Errorf("twice the limit over one minute: %.0f tok/min, want 20000", got)
+	}
+	if got := sustainedRate(40000, 20000, 2*time.Minute); got != 10000 {
+		t.Errorf("a client that waited twice as long: %.0f tok/min, want 10000", got)
+	}
+}
+
+func TestMedianRun(t *testing.T) {
+	r, spread, err := medianRun(context.Background(), 4, 2, 5*time.Millisecond, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed != 0 || r.Dispatch <= 0 || r.Whole < r.Dispatch {
+		t.Errorf("median run %+v", r)
+	}
+	if q := float64(r.Dispatch) / float64(r.Ideal); !(spread[0] <= q && q <= spread[1] && spread[0] >= 1) {
+		t.Errorf("spread %v", spread)
 	}
 }
