@@ -178,3 +178,42 @@ func TestMedianRun(t *testing.T) {
 		t.Errorf("spread %v", spread)
 	}
 }
+
+func TestRealWordVariant(t *testing.T) {
+	d := slice.Parse([]byte("# Guide\n\n## Hosting\nh\n## Create\nc\n## Nesting\nn\n"))
+	vocab := map[string]bool{"posting": true, "created": true, "nesting": true, "testing": true}
+	tests := []struct {
+		title, want string
+		ok          bool
+	}{
+		{"Hosting", "Posting", true},
+		{"Create", "", false},  // "Created" is the same word inflected
+		{"Testing", "", false}, // "Nesting" is a heading of the document: matching it is right
+		{"Tool", "", false},    // nothing in the vocabulary is one edit away
+	}
+	for _, tt := range tests {
+		got, ok := realWordVariant(tt.title, vocab, d)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("realWordVariant(%q) = %q, %v; want %q, %v", tt.title, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// A pointer that falls back hands over the whole document, which holds the
+// section, but that is not recall: it is counted as a fallback alone.
+func TestPointerFallbackIsNotRecall(t *testing.T) {
+	task := corpusTask(t, "cobra-user-guide")
+	h, err := FindHeading(task.Doc, task.Intended[0][0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tokens.ForModel(ModelName)
+	o := pointerOutcome(task, c, c.Count(task.Text), "baton", "Quarterly Revenue Forecast", &h, 1)
+	if o.Fallback != 1 || o.Recall != 0 || o.Wrong != 0 {
+		t.Errorf("outcome %+v, want a fallback without recall", o)
+	}
+	o = pointerOutcome(task, c, c.Count(task.Text), "baton", h.Title, &h, 1)
+	if o.Fallback != 0 || o.Recall != 1 {
+		t.Errorf("exact title: outcome %+v, want recall", o)
+	}
+}
