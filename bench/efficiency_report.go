@@ -71,7 +71,8 @@ func EfficiencySection(es []Efficiency) Section {
 	}
 	phase.Rows = append(phase.Rows, []string{"**total**", "", "", "", "", itoa(tot.Baton - tot.Lower), "**" + ratio(rep, counted) + "**"})
 	phase.Notes = []string{fmt.Sprintf("*provider-reported / counted*: the input tokens the fake reported, counted with %s as another provider's tokenizer would, "+
-		"over orchestrate's own count of the same prompts (%s).", ProviderEncoding, tokensEncoding())}
+		"over orchestrate's own count of the same prompts (%s). The two encodings split this corpus (English prose, Go code, URLs) almost alike, so the ratio is close to 1 without being 1 by construction; "+
+		"a provider whose tokenizer is not public (Anthropic's) may differ more, which the record's calibration figures are there to show.", ProviderEncoding, tokensEncoding())}
 
 	ev, evTot := evidenceTable(es)
 	r1 := float64(tot.Baton) / float64(max(tot.Naive, 1))
@@ -159,11 +160,12 @@ func evidenceTable(es []Efficiency) (Table, map[string]EvidenceScore) {
 func appendOutline(tables []Table, targets []Target, es []Efficiency, ev map[string]EvidenceScore) ([]Table, []Target) {
 	fail := fmt.Sprintf("the outline and the slices together outweigh the document when its outline is large for its size (many short sections) or the slices cover most of it; "+
 		"a document over %d tokens whose run reaches the single call misses", OutlineGate)
+	failShare := "every run is summed, the small documents too, where an outline and a few slices come close to the whole document; a plan whose slices cover much of the large documents would pass the half"
 	if len(es) == 0 || es[0].Records[VariantOutline] == nil {
 		why := "this build's orchestrate has no outline planner (orchestrate.ValidPlanner(\"outline\") is false), so the outline runs were not made"
 		return tables, append(targets,
 			Target{Name: fmt.Sprintf("outline planner below the single call on every document over %d tokens", OutlineGate), Want: "every one", Got: "not run", Met: false, Why: why, Fail: fail},
-			Target{Name: "outline planner's corpus total / single-call total", Want: fmt.Sprintf("≤ %.2f", OutlineCorpusShare), Got: "not run", Met: false, Why: why, Fail: fail})
+			Target{Name: "outline planner's corpus total / single-call total", Want: fmt.Sprintf("≤ %.2f", OutlineCorpusShare), Got: "not run", Met: false, Why: why, Fail: failShare})
 	}
 	tb := Table{
 		Title:  "Planner modes: full planner against outline planner",
@@ -198,7 +200,7 @@ func appendOutline(tables []Table, targets []Target, es []Efficiency, ev map[str
 		Target{Name: fmt.Sprintf("outline planner below the single call on every document over %d tokens", OutlineGate), Want: "every one",
 			Got: fmt.Sprintf("%d missed", len(missed)), Met: len(missed) == 0, Why: strings.Join(missed, "; "), Fail: fail},
 		Target{Name: "outline planner's corpus total / single-call total", Want: fmt.Sprintf("≤ %.2f", OutlineCorpusShare), Got: fmt.Sprintf("%.3f", share), Met: share <= OutlineCorpusShare,
-			Why: "the outline and slices of the small documents weigh too much against their size; see the outline/single column", Fail: fail},
+			Why: "the outline and slices of the small documents weigh too much against their size; see the outline/single column", Fail: failShare},
 		Target{Name: "outline planner's evidence recall (in the slice cut by the pointers)", Want: "100%", Got: fmt.Sprintf("%s (%d of %d)", pct(o.InSlice, o.Sentences), o.InSlice, o.Sentences), Met: o.InSlice == o.Sentences,
 			Why:  fmt.Sprintf("%d sentences missed and %d only via a fallback: an outline path the assembler did not resolve", o.Missed(), o.ViaFallback),
 			Fail: "an outline path that the assembler resolves to another section, or not at all, leaves the sentence out of the slice"},

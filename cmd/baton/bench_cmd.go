@@ -22,15 +22,20 @@ func newBenchCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--quick] [--out FILE] [--only NAME]...",
-		Short: "Measure baton against the naive baseline on this machine and write BENCHMARKS.md",
+		Short: "Measure baton against the single call and the naive baseline on this machine and write BENCHMARKS.md",
 		Long: `bench runs baton's benchmarks against the wire-level fake provider on this
-machine: token efficiency over a corpus of real documents (against the naive
-baseline, the seed's assembler rule and the lower bound), pointer robustness,
-fan-out under latency and a tokens-per-minute limit, baton's own overhead, and
-cost. It prints a table per benchmark and writes the same report to --out, or
-without it to BENCHMARKS.md at the root of the baton repository that holds the
-working directory ("-" writes nothing). It never replaces a file that bench
-did not write itself. No API key or network is needed.
+machine: token efficiency over a corpus of real documents (against one call
+with the whole document, every sub-agent given the whole document, the seed's
+assembler rule and the lower bound set by each task's evidence; with the full
+and, when built in, the outline planner), pointer robustness, fan-out under
+latency and a tokens-per-minute limit, baton's own overhead, and cost. The fake
+answers only from what each request holds, so a missed slice shows as a wrong
+answer. No API key or network is needed.
+
+It prints a table per benchmark and writes the same report to --out, or without
+it to BENCHMARKS.md at the root of the baton repository that holds the working
+directory ("-" writes nothing). It never replaces a file that bench did not
+write itself.
 
 --quick shrinks the fan-out and overhead runs and skips the minute-long
 tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.Names, ", ") + `.`,
