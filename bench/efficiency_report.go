@@ -160,7 +160,7 @@ func evidenceTable(es []Efficiency) (Table, map[string]EvidenceScore) {
 func appendOutline(tables []Table, targets []Target, es []Efficiency, ev map[string]EvidenceScore) ([]Table, []Target) {
 	fail := fmt.Sprintf("the outline and the slices together outweigh the document when its outline is large for its size (many short sections) or the slices cover most of it; "+
 		"a document over %d tokens whose run reaches the single call misses", OutlineGate)
-	failShare := "every run is summed, the small documents too, where an outline and a few slices come close to the whole document; a plan whose slices cover much of the large documents would pass the half"
+	failShare := "the sum includes the small documents, where an outline and a few slices come close to the whole document; slices covering much of the large documents, or a large outline, would push it over half"
 	if len(es) == 0 || es[0].Records[VariantOutline] == nil {
 		why := "this build's orchestrate has no outline planner (orchestrate.ValidPlanner(\"outline\") is false), so the outline runs were not made"
 		return tables, append(targets,
