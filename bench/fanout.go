@@ -321,6 +321,10 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	var tables []Table
 	worst := map[time.Duration]float64{}
 	worstAt := map[time.Duration]string{}
+	// worstEst is, at the worst point, the dispatch the measured CPU
+	// explains (the ⌈N/K⌉·(L + min(N,K)·c/cores) column), and worstGot the
+	// median measured.
+	worstEst, worstGot := map[time.Duration]time.Duration{}, map[time.Duration]time.Duration{}
 	for _, lat := range FanoutLatencies {
 		tb := Table{
 			Title:  fmt.Sprintf("Dispatch wall time, fake latency L = %s per call, %s", lat, runsPhrase(reps)),
@@ -334,14 +338,15 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 					return Section{}, fmt.Errorf("fan-out N=%d K=%d L=%s: %w", n, k, lat, err)
 				}
 				q := float64(r.Dispatch) / float64(r.Ideal)
-				if q > worst[lat] {
-					worst[lat], worstAt[lat] = q, fmt.Sprintf("N=%d, K=%d", n, k)
-				}
 				cores := float64(runtime.GOMAXPROCS(0))
 				util := float64(r.CPU) / (float64(r.Whole) * cores)
 				perCall := r.CPU / time.Duration(n+2) // sub-agents, planner and synthesis
 				rounds := math.Ceil(float64(n) / float64(k))
 				queued := time.Duration(rounds * (float64(lat) + float64(min(n, k))*float64(perCall)/cores))
+				if q > worst[lat] {
+					worst[lat], worstAt[lat] = q, fmt.Sprintf("N=%d, K=%d", n, k)
+					worstEst[lat], worstGot[lat] = queued, r.Dispatch
+				}
 				tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), fmt.Sprintf("%.3f–%.3f", spread[0], spread[1]), ms(r.Whole),
 					fmt.Sprintf("%.1f ms", float64(perCall)/1e6), ms(queued), fmt.Sprintf("%.0f%%", 100*util), itoa(r.Failed)})
 			}
@@ -362,10 +367,18 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 		Tables: tables,
 	}
 	for _, lat := range FanoutLatencies {
+		why := "each call costs a few milliseconds of CPU on this 2-core machine (the SDK's encoding and decoding, baton's slicing and counting, and the in-process fake, which counts every prompt to report usage; see benchmark 4), " +
+			"and the K calls of a round start together, so a round takes about L + K·c/cores rather than L. The excess is a fixed few ms per call, so it shrinks in proportion as L grows towards a real model's seconds: compare the two latencies"
+		if est, got := worstEst[lat], worstGot[lat]; got > est*3/2 {
+			// This process's own CPU does not account for the wait: it
+			// queued for cores that other work on the machine held.
+			why = fmt.Sprintf("at the worst point (%s) this process's own CPU per call explains %s of the median %s; the rest is time spent waiting for the cores, which other work on this shared machine held during the run "+
+				"(the lowest–highest column shows how far repeated runs of the same point spread). Per-call CPU adds a few ms per round on top of L, which shrinks in proportion as L grows: compare the two latencies",
+				worstAt[lat], ms(est), ms(got))
+		}
 		s.Targets = append(s.Targets, Target{Name: fmt.Sprintf("dispatch within 10%% of ⌈N/K⌉·L for N ≤ 500, L = %s (%s)", lat, runsPhrase(reps)), Want: "≤ 1.10",
 			Got: fmt.Sprintf("%.3f (worst, at %s)", worst[lat], worstAt[lat]), Met: worst[lat] <= 1.10,
-			Why: "each call costs a few milliseconds of CPU on this 2-core machine (the SDK's encoding and decoding, baton's slicing and counting, and the in-process fake, which counts every prompt to report usage; see benchmark 4), " +
-				"and the K calls of a round start together, so a round takes about L + K·c/cores rather than L. The excess is a fixed few ms per call, so it shrinks in proportion as L grows towards a real model's seconds: compare the two latencies",
+			Why:  why,
 			Fail: "any point whose median dispatch exceeds the ideal by more than 10%: CPU per call, serialised work, or calls held back beyond the concurrency limit"})
 	}
 	if opts.Quick {
