@@ -119,7 +119,32 @@ func TestEfficiencyOrdering(t *testing.T) {
 			t.Errorf("%s: the fake reported %.0f input tokens, the accounting counted %.0f", v, got, counted)
 		}
 	}
+	// The outline runs light up when orchestrate has the outline planner;
+	// until then the report says its targets were not run, and misses them.
+	if OutlineAvailable() {
+		if e.Records[VariantOutline] == nil || e.Outline == 0 || e.Evidence[VariantOutline].InSlice != e.Evidence[VariantOutline].Sentences {
+			t.Errorf("outline run: %d tokens, evidence %+v", e.Outline, e.Evidence[VariantOutline])
+		}
+		if got := e.Records[VariantOutline].Planner; got != PlannerOutline {
+			t.Errorf("outline run planned by %q", got)
+		}
+	}
 	s := EfficiencySection(es)
+	outlineTargets := 0
+	for _, tg := range s.Targets {
+		if tg.Fail == "" {
+			t.Errorf("target %q does not say how it could have failed", tg.Name)
+		}
+		if strings.HasPrefix(tg.Name, "outline planner") {
+			outlineTargets++
+			if !OutlineAvailable() && (tg.Met || tg.Got != "not run") {
+				t.Errorf("target %q: %q, met %v, without an outline planner", tg.Name, tg.Got, tg.Met)
+			}
+		}
+	}
+	if outlineTargets < 2 {
+		t.Errorf("%d outline targets, want the two of the issue's acceptance", outlineTargets)
+	}
 	var b strings.Builder
 	s.Markdown(&b)
 	for _, want := range []string{"otel-go-contributing", "single call", "how it could have failed"} {
