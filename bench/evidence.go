@@ -114,7 +114,9 @@ func userText(req llmtest.RecordedRequest) string {
 // splitSubagentPrompt separates a sub-agent's user message into the context
 // block it was sent and its subtask line (orchestrate's subagentUser).
 func splitSubagentPrompt(user string) (context, subtask string) {
-	if body, ok := strings.CutPrefix(user, "<context>\n"); ok {
+	// Only the text between the tags counts: evidence quoted elsewhere in
+	// the prompt (the task, a result) was not sent as context.
+	if _, body, ok := strings.Cut(user, "<context>\n"); ok {
 		if i := strings.LastIndex(body, "</context>\n"); i >= 0 {
 			context = body[:i]
 		}

@@ -152,3 +152,31 @@ func TestOutlinePlan(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitSubagentPrompt(t *testing.T) {
+	tests := []struct{ in, ctx, sub string }{
+		{"<context>\nA line.\n</context>\n\nOverall task (for orientation only): T\n\nYour subtask: Do X.\n", "A line.\n", "Do X."},
+		{"Part 2 of 5.\n<context>\nB\n</context>\n\nYour subtask: Y\n", "B\n", "Y"},
+		{"no context here\nYour subtask: Z\n", "", "Z"},
+	}
+	for _, tt := range tests {
+		ctx, sub := splitSubagentPrompt(tt.in)
+		if ctx != tt.ctx || sub != tt.sub {
+			t.Errorf("splitSubagentPrompt(%q) = %q, %q; want %q, %q", tt.in, ctx, sub, tt.ctx, tt.sub)
+		}
+	}
+}
+
+// The fake quotes only what the context block holds: a sentence in the task
+// or the subtask line is not quoted.
+func TestEvidenceFakeQuotesOnlyTheContext(t *testing.T) {
+	f := &evidenceFake{bySubtask: map[string][]string{"Find it.": {"The answer is 42."}}}
+	ctx, sub := splitSubagentPrompt("<context>\nNothing here.\n</context>\n\nOverall task (for orientation only): The answer is 42.\n\nYour subtask: Find it.\n")
+	if got := quote(f.bySubtask[sub], ctx, noEvidenceReply); got != noEvidenceReply {
+		t.Errorf("quoted %q from outside the context", got)
+	}
+	ctx, _ = splitSubagentPrompt("<context>\nSo: The answer is 42. Done.\n</context>\n\nYour subtask: Find it.\n")
+	if got := quote(f.bySubtask[sub], ctx, noEvidenceReply); got != "> The answer is 42.\n" {
+		t.Errorf("got %q", got)
+	}
+}
