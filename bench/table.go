@@ -54,7 +54,11 @@ func (s Section) Markdown(w io.Writer) {
 			if !t.Met {
 				met = "**no**"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met, t.Fail)
+			fail := t.Fail
+			if fail == "" {
+				fail = "(not stated)" // visible, so that it gets stated
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met, fail)
 		}
 		fmt.Fprintln(w)
 		for _, t := range s.Targets {
