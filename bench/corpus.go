@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/baton-dev/baton/plan"
@@ -29,6 +30,17 @@ type Task struct {
 	// paths ("Top > Parent > Title", titles as the outline spells them);
 	// empty for a self-answered subtask.
 	Intended [][]string `json:"intended"`
+	// Evidence lists, per subtask, the answer-bearing sentences quoted
+	// verbatim from the document. Each occurs exactly once in it, on one
+	// line, inside one of the subtask's intended sections. A self-answered
+	// subtask may carry evidence too: a planner that read only the outline
+	// cannot answer from memory and must look the fact up.
+	Evidence [][]string `json:"evidence"`
+
+	// EvidenceSections are, per subtask, the deepest headings whose sections
+	// hold its evidence, found by searching the document for each sentence,
+	// never from the plan: the lower bound is built from them.
+	EvidenceSections [][]slice.Heading `json:"-"`
 
 	Text string          `json:"-"`
 	Doc  *slice.Document `json:"-"`
@@ -36,8 +48,9 @@ type Task struct {
 	Parsed *plan.Plan `json:"-"`
 }
 
-// LoadCorpus reads the shipped corpus and checks that every plan parses and
-// every intended section names exactly one heading.
+// LoadCorpus reads the shipped corpus and checks that every plan parses,
+// every intended section names exactly one heading and every evidence
+// sentence is where its task says it is.
 func LoadCorpus() ([]*Task, error) {
 	raw, err := corpusFS.ReadFile("testdata/tasks.json")
 	if err != nil {
@@ -74,8 +87,80 @@ func LoadCorpus() ([]*Task, error) {
 				}
 			}
 		}
+		if err := t.locateEvidence(); err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.ID, err)
+		}
 	}
 	return f.Documents, nil
+}
+
+// locateEvidence checks each evidence sentence and finds the deepest
+// section holding it. A quote that is not in the document, occurs twice or
+// lies outside the subtask's intended sections is an error: a benchmark
+// scored against a misplaced quote would measure nothing.
+func (t *Task) locateEvidence() error {
+	if len(t.Evidence) != len(t.Parsed.Subtasks) {
+		return fmt.Errorf("%d evidence lists for %d subtasks", len(t.Evidence), len(t.Parsed.Subtasks))
+	}
+	outline := t.Doc.Outline()
+	t.EvidenceSections = make([][]slice.Heading, len(t.Evidence))
+	for i, ev := range t.Evidence {
+		if len(ev) == 0 && !t.Parsed.Subtasks[i].IsSelf() {
+			return fmt.Errorf("subtask %d: no evidence for a delegated subtask", i+1)
+		}
+		var intended []slice.Heading
+		for _, s := range t.Intended[i] {
+			h, _ := FindHeading(t.Doc, s)
+			intended = append(intended, h)
+		}
+		for _, e := range ev {
+			line, err := evidenceLine(t.Text, e)
+			if err != nil {
+				return fmt.Errorf("subtask %d: %w", i+1, err)
+			}
+			h, ok := deepestSection(outline, line)
+			if !ok {
+				return fmt.Errorf("subtask %d: evidence %q (line %d) is under no heading", i+1, clip(e, 60), line)
+			}
+			if len(intended) > 0 && !slices.ContainsFunc(intended, func(s slice.Heading) bool { return s.Line <= line && line <= s.EndLine }) {
+				return fmt.Errorf("subtask %d: evidence %q (line %d) lies outside its intended sections", i+1, clip(e, 60), line)
+			}
+			if !slices.ContainsFunc(t.EvidenceSections[i], func(s slice.Heading) bool { return s.Line == h.Line }) {
+				t.EvidenceSections[i] = append(t.EvidenceSections[i], h)
+			}
+		}
+	}
+	return nil
+}
+
+// evidenceLine is the 1-based line of the one occurrence of e in text.
+func evidenceLine(text, e string) (int, error) {
+	switch {
+	case e == "" || strings.ContainsAny(e, "\r\n"):
+		return 0, fmt.Errorf("evidence %q: want one non-empty line of text", clip(e, 60))
+	case strings.Count(text, e) != 1:
+		return 0, fmt.Errorf("evidence %q: occurs %d times in the document, want exactly once", clip(e, 60), strings.Count(text, e))
+	}
+	return strings.Count(text[:strings.Index(text, e)], "\n") + 1, nil
+}
+
+// deepestSection is the innermost heading whose section holds line.
+func deepestSection(outline []slice.Heading, line int) (slice.Heading, bool) {
+	var best slice.Heading
+	found := false
+	for _, h := range outline {
+		if h.Line <= line && line <= h.EndLine && (!found || h.EndLine-h.Line < best.EndLine-best.Line) {
+			best, found = h, true
+		}
+	}
+	return best, found
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 // FindHeading resolves a full heading path ("Top > Parent > Title") to the

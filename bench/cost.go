@@ -64,7 +64,12 @@ func batonCached(e Efficiency, c *tokens.Counter) (costLine, int) {
 // CostSection prices the token efficiency runs.
 func CostSection(es []Efficiency) Section {
 	p := DefaultPrices
-	c := tokens.ForModel(ModelName)
+	// The cached prefix is priced in the fake's units, like the usage it
+	// is taken from.
+	c, err := tokens.New(ProviderEncoding)
+	if err != nil {
+		c = tokens.ForModel(ModelName)
+	}
 	tb := Table{
 		Title:  "Cost of the corpus tasks",
 		Header: []string{"task", "naive", "naive, context cached (best case)", "baton", "baton, caching on", "baton/naive", "baton cached / naive cached"},
@@ -93,8 +98,8 @@ func CostSection(es []Efficiency) Section {
 	tb.Rows = append(tb.Rows, []string{"**total**", usd(tn), usd(tnc), usd(tbt), usd(tbc), fmt.Sprintf("**%.3f**", tbt/tn), fmt.Sprintf("%.3f", tbc/tnc)})
 	s := Section{
 		Title: "5. Cost",
-		Intro: fmt.Sprintf("Priced from the usage the fake reported for the baton runs of benchmark 1 (input = the real token count of what it received, output = the token count of its replies), "+
-			"at %s; cache writes at %.2f× and cache reads at %.1f× the input price. Naive is priced from orchestrate's naive count with the same replies.", p.Name, p.CacheWrite, p.CacheRead),
+		Intro: fmt.Sprintf("Priced from the usage the fake reported for the full-planner runs of benchmark 1 (input and output counted with %s, as a provider's own tokenizer would), "+
+			"at %s; cache writes at %.2f× and cache reads at %.1f× the input price. Naive is priced from orchestrate's naive count (%s) with the same replies.", ProviderEncoding, p.Name, p.CacheWrite, p.CacheRead, tokensEncoding()),
 		Tables: []Table{tb},
 		Notes: []string{
 			fmt.Sprintf("*baton, caching on* prices what baton actually marks for caching: the system prompt, when it reaches %d tokens for %s. %d requests in these runs carried the marker; the skill and synthesis prompts are shorter than the minimum, so caching changes nothing for baton here.",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -162,6 +163,12 @@ type TPMRun struct {
 	// minute admits the limit once, so the last token can go no sooner than
 	// one minute per further limit's worth.
 	Best time.Duration
+	// Sustained is the throughput once the initial free burst is spent:
+	// the tokens admitted beyond the first limit's worth, over the time
+	// from the first admission to the last, in tokens per minute. The
+	// burst is free capacity, not throughput, so counting it (as tokens /
+	// elapsed does) would flatter any client on a run this short.
+	Sustained float64
 }
 
 // runTPM sends calls concurrent requests of about perCall prompt tokens
@@ -172,7 +179,27 @@ type TPMRun struct {
 // throughput is what went beyond the first window divided by the time it
 // took.
 func runTPM(ctx context.Context, name string, limit, calls, k int, clientTPM bool) (TPMRun, error) {
-	srv := llmtest.New(llmtest.Always(llmtest.Text("ok")))
+	c := tokens.ForModel(ModelName)
+	// The rule runs only for a request the limit admitted, so it records
+	// when each admitted token went through.
+	var mu sync.Mutex
+	var first, last time.Time
+	admitted := 0
+	srv := llmtest.New(llmtest.Func(func(req llmtest.RecordedRequest) llmtest.Reply {
+		n := 0
+		for _, m := range req.Messages {
+			n += c.Count(m.PromptText())
+		}
+		now := time.Now()
+		mu.Lock()
+		if first.IsZero() {
+			first = now
+		}
+		last = now
+		admitted += n
+		mu.Unlock()
+		return llmtest.Text("ok")
+	}))
 	defer srv.Close()
 	srv.SetLatency(20 * time.Millisecond)
 	srv.SetTokensPerMinute(limit)
@@ -184,7 +211,6 @@ func runTPM(ctx context.Context, name string, limit, calls, k int, clientTPM boo
 	if err != nil {
 		return TPMRun{}, err
 	}
-	c := tokens.ForModel(ModelName)
 	// Twice the limit in all, so the second half waits for the window to
 	// slide once.
 	perCall := 2 * limit / calls
@@ -226,48 +252,110 @@ func runTPM(ctx context.Context, name string, limit, calls, k int, clientTPM boo
 		}
 	}
 	r.Best = time.Duration((r.Tokens-1)/limit) * time.Minute
+	mu.Lock()
+	r.Sustained = sustainedRate(admitted, limit, last.Sub(first))
+	mu.Unlock()
 	return r, ctx.Err()
+}
+
+// sustainedRate is tokens per minute beyond the initial burst of one
+// limit's worth, over the span from the first admission to the last.
+func sustainedRate(admitted, limit int, span time.Duration) float64 {
+	beyond := admitted - min(admitted, limit)
+	if beyond == 0 || span <= 0 {
+		return 0
+	}
+	return float64(beyond) / span.Minutes()
+}
+
+// FanoutReps is how many times each fan-out point is run; the report gives
+// the median, since one run on a shared machine can be far off.
+const FanoutReps = 3
+
+// medianRun runs one fan-out point reps times and keeps, field by field, the
+// median, with the lowest and highest dispatch/ideal seen.
+func medianRun(ctx context.Context, n, k int, l time.Duration, reps int) (FanoutRun, [2]float64, error) {
+	var runs []FanoutRun
+	for range reps {
+		r, err := runFanout(ctx, n, k, l, false)
+		if err != nil {
+			return r, [2]float64{}, err
+		}
+		runs = append(runs, r)
+	}
+	med := func(get func(FanoutRun) time.Duration) time.Duration {
+		ds := make([]time.Duration, len(runs))
+		for i, r := range runs {
+			ds[i] = get(r)
+		}
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	out := runs[0]
+	out.Dispatch = med(func(r FanoutRun) time.Duration { return r.Dispatch })
+	out.Whole = med(func(r FanoutRun) time.Duration { return r.Whole })
+	out.CPU = med(func(r FanoutRun) time.Duration { return r.CPU })
+	spread := [2]float64{math.Inf(1), 0}
+	for _, r := range runs {
+		q := float64(r.Dispatch) / float64(r.Ideal)
+		spread[0], spread[1] = min(spread[0], q), max(spread[1], q)
+		out.Failed = max(out.Failed, r.Failed)
+	}
+	return out, spread, nil
+}
+
+func runsPhrase(n int) string {
+	if n == 1 {
+		return "one run"
+	}
+	return fmt.Sprintf("median of %d runs", n)
 }
 
 // RunFanout measures dispatch against the ideal, and behaviour under the
 // fake's tokens-per-minute limit.
 func RunFanout(ctx context.Context, opts Options) (Section, error) {
-	ns, ks := []int{1, 10, 50, 100, 250, 500}, []int{8, 32}
+	ns, ks, reps := []int{1, 10, 50, 100, 250, 500}, []int{8, 32}, FanoutReps
 	if opts.Quick {
-		ns, ks = []int{1, 10, 100}, []int{8}
+		ns, ks, reps = []int{1, 10, 100}, []int{8}, 1
 	}
 	var tables []Table
 	worst := map[time.Duration]float64{}
 	worstAt := map[time.Duration]string{}
+	// worstEst is, at the worst point, the dispatch the measured CPU
+	// explains (the ⌈N/K⌉·(L + min(N,K)·c/cores) column), and worstGot the
+	// median measured.
+	worstEst, worstGot := map[time.Duration]time.Duration{}, map[time.Duration]time.Duration{}
 	for _, lat := range FanoutLatencies {
 		tb := Table{
-			Title:  fmt.Sprintf("Dispatch wall time, fake latency L = %s per call", lat),
-			Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "whole ask", "CPU per call c", "⌈N/K⌉·(L + min(N,K)·c/cores)", "process CPU / (whole · cores)", "failed"},
+			Title:  fmt.Sprintf("Dispatch wall time, fake latency L = %s per call, %s", lat, runsPhrase(reps)),
+			Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "lowest–highest of the runs", "whole ask", "CPU per call c", "⌈N/K⌉·(L + min(N,K)·c/cores)", "process CPU / (whole · cores)", "failed"},
 		}
 		for _, k := range ks {
 			for _, n := range ns {
-				opts.logf("  fan-out N=%d K=%d L=%s", n, k, lat)
-				r, err := runFanout(ctx, n, k, lat, false)
+				opts.logf("  fan-out N=%d K=%d L=%s, %s", n, k, lat, runsPhrase(reps))
+				r, spread, err := medianRun(ctx, n, k, lat, reps)
 				if err != nil {
 					return Section{}, fmt.Errorf("fan-out N=%d K=%d L=%s: %w", n, k, lat, err)
 				}
 				q := float64(r.Dispatch) / float64(r.Ideal)
-				if q > worst[lat] {
-					worst[lat], worstAt[lat] = q, fmt.Sprintf("N=%d, K=%d", n, k)
-				}
 				cores := float64(runtime.GOMAXPROCS(0))
 				util := float64(r.CPU) / (float64(r.Whole) * cores)
 				perCall := r.CPU / time.Duration(n+2) // sub-agents, planner and synthesis
 				rounds := math.Ceil(float64(n) / float64(k))
 				queued := time.Duration(rounds * (float64(lat) + float64(min(n, k))*float64(perCall)/cores))
-				tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), ms(r.Whole),
+				if q > worst[lat] {
+					worst[lat], worstAt[lat] = q, fmt.Sprintf("N=%d, K=%d", n, k)
+					worstEst[lat], worstGot[lat] = queued, r.Dispatch
+				}
+				tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), fmt.Sprintf("%.3f–%.3f", spread[0], spread[1]), ms(r.Whole),
 					fmt.Sprintf("%.1f ms", float64(perCall)/1e6), ms(queued), fmt.Sprintf("%.0f%%", 100*util), itoa(r.Failed)})
 			}
 		}
 		tables = append(tables, tb)
 	}
 	tb := &tables[len(tables)-1]
-	tb.Notes = []string{"*dispatch* runs from the assembler's start to the synthesis call's start: every slice cut, every sub-agent call made through the SDK, retried and collected. " +
+	tb.Notes = []string{fmt.Sprintf("Each point is run %d times (once with --quick); *dispatch*, *whole ask* and the CPU figures are the medians, and the next column shows how far the runs spread. ", FanoutReps) +
+		"*dispatch* runs from the assembler's start to the synthesis call's start: every slice cut, every sub-agent call made through the SDK, retried and collected. " +
 		"*whole ask* adds the planner and synthesis calls (one L each) and plan parsing. " +
 		"*CPU per call c* is this process's CPU time (baton, the SDK and the in-process fake) over the run's calls. The K calls of a round start together, so each round costs about " +
 		"L plus the time the cores need for K calls' CPU: the next column is that estimate from the measured c. It is a rough, upper estimate: c also carries work that overlaps the waits " +
@@ -279,16 +367,36 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 		Tables: tables,
 	}
 	for _, lat := range FanoutLatencies {
-		s.Targets = append(s.Targets, Target{Name: fmt.Sprintf("dispatch within 10%% of ⌈N/K⌉·L for N ≤ 500, L = %s", lat), Want: "≤ 1.10",
+		why := "each call costs a few milliseconds of CPU on this 2-core machine (the SDK's encoding and decoding, baton's slicing and counting, and the in-process fake, which counts every prompt to report usage; see benchmark 4), " +
+			"and the K calls of a round start together, so a round takes about L + K·c/cores rather than L. The excess is a fixed few ms per call, so it shrinks in proportion as L grows towards a real model's seconds: compare the two latencies"
+		if est, got := worstEst[lat], worstGot[lat]; got > est*3/2 {
+			// This process's own CPU does not account for the wait: it
+			// queued for cores that other work on the machine held.
+			why = fmt.Sprintf("at the worst point (%s) this process's own CPU per call explains %s of the median %s; the rest is time spent waiting for the cores, which other work on this shared machine held during the run "+
+				"(the lowest–highest column shows how far repeated runs of the same point spread). Per-call CPU adds a few ms per round on top of L, which shrinks in proportion as L grows: compare the two latencies",
+				worstAt[lat], ms(est), ms(got))
+		}
+		s.Targets = append(s.Targets, Target{Name: fmt.Sprintf("dispatch within 10%% of ⌈N/K⌉·L for N ≤ 500, L = %s (%s)", lat, runsPhrase(reps)), Want: "≤ 1.10",
 			Got: fmt.Sprintf("%.3f (worst, at %s)", worst[lat], worstAt[lat]), Met: worst[lat] <= 1.10,
-			Why: "each call costs a few milliseconds of CPU on this 2-core machine (the SDK's encoding and decoding, baton's slicing and counting, and the in-process fake, which counts every prompt to report usage; see benchmark 4), " +
-				"and the K calls of a round start together, so a round takes about L + K·c/cores rather than L. The excess is a fixed few ms per call, so it shrinks in proportion as L grows towards a real model's seconds: compare the two latencies"})
+			Why:  why,
+			Fail: "any point whose median dispatch exceeds the ideal by more than 10%: CPU per call, serialised work, or calls held back beyond the concurrency limit"})
 	}
 	if opts.Quick {
 		s.Notes = append(s.Notes, "The tokens-per-minute run takes over a minute (the fake's window is one minute) and is skipped with --quick.")
 		return s, nil
 	}
-	opts.logf("  tokens-per-minute limit (about 65 s)")
+	tt, targets, err := runTPMSection(ctx, opts)
+	if err != nil {
+		return s, err
+	}
+	s.Tables = append(s.Tables, tt)
+	s.Targets = append(s.Targets, targets...)
+	return s, nil
+}
+
+// runTPMSection runs the two tokens-per-minute runs side by side.
+func runTPMSection(ctx context.Context, opts Options) (Table, []Target, error) {
+	opts.logf("  tokens-per-minute limit (about 2 minutes)")
 	const limit, calls, k = 20000, 40, 8
 	var runs [2]TPMRun
 	g, gctx := errgroup.WithContext(ctx)
@@ -304,41 +412,46 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return s, err
+		return Table{}, nil, err
 	}
 	tt := Table{
 		Title:  fmt.Sprintf("Tokens-per-minute limit: %d calls, twice the limit in prompt tokens, K = %d", calls, k),
-		Header: []string{"client", "limit (tok/min)", "prompt tokens sent", "elapsed", "earliest the limit allows", "achieved tok/min", "best tok/min the limit allows", "achieved/best", "429s", "attempts", "calls lost"},
+		Header: []string{"client", "limit (tok/min)", "prompt tokens sent", "elapsed", "earliest the limit allows", "sustained tok/min (burst excluded)", "sustained / limit", "achieved/best", "429s", "attempts", "calls lost"},
 	}
 	minShare, minRate, lost := 2.0, 1e9, 0
-	worstBest := ""
+	worstBest, worstRate := "", ""
 	for _, r := range runs {
 		share := r.Best.Seconds() / r.Elapsed.Seconds()
 		if share < minShare {
 			minShare, worstBest = share, r.Name
 		}
-		minRate = min(minRate, float64(r.Tokens)/r.Elapsed.Minutes()/float64(r.Limit))
+		if q := r.Sustained / float64(r.Limit); q < minRate {
+			minRate, worstRate = q, r.Name
+		}
 		lost += r.Lost
 		tt.Rows = append(tt.Rows, []string{r.Name, itoa(r.Limit), itoa(r.Tokens), ms(r.Elapsed), ms(r.Best),
-			fmt.Sprintf("%.0f", float64(r.Tokens)/r.Elapsed.Minutes()), fmt.Sprintf("%.0f", float64(r.Tokens)/r.Best.Minutes()),
+			fmt.Sprintf("%.0f", r.Sustained), fmt.Sprintf("%.3f", r.Sustained/float64(r.Limit)),
 			fmt.Sprintf("%.3f", share), itoa(r.RateLimited), itoa(r.Attempts), itoa(r.Lost)})
 	}
 	tt.Notes = []string{"The fake admits at most the limit in any sliding minute and answers 429 with `retry-after` (whole seconds) past it. " +
-		"Over a run this short the initial window makes \"tokens per minute\" ambiguous, so the run is measured against the best the limit allows for the same workload: " +
-		"the first limit's worth at once, the second as soon as the window has slid past it (one minute). *achieved/best* is that earliest finish over the actual one. " +
+		"The first limit's worth goes through at once: that initial burst is free capacity, not throughput, so *sustained* leaves it out. It is the tokens admitted beyond the first limit's worth " +
+		"over the time from the first admission to the last (read from the fake as it admits each request): a client that waits no longer than the limit requires scores 1.000. " +
+		"*achieved/best* compares the whole run with the earliest the limit lets the same workload finish (the first limit's worth at once, the second once the window has slid past it, one minute later). " +
 		"The two runs share the machine and run at the same time.",
 		"With the client bucket, baton's token bucket (burst = one minute's worth, refilled continuously) lets a second minute's worth start during the first minute, which the fake's sliding window refuses; " +
 			"each refused attempt is charged to the bucket again when it is retried, so the bucket, not the provider, then paces the calls."}
-	s.Tables = append(s.Tables, tt)
-	s.Targets = append(s.Targets,
-		Target{Name: "throughput under a tokens-per-minute limit", Want: "≥ 0.90 of the limit", Got: fmt.Sprintf("%.3f of the limit (lower of the two)", minRate), Met: minRate >= 0.90,
-			Why: "calls waited longer than the limit required"},
-		Target{Name: "finish within 10% of the earliest the limit allows (stricter; not in the issue)", Want: "achieved/best ≥ 0.90", Got: fmt.Sprintf("%.3f (%s)", minShare, worstBest), Met: minShare >= 0.90,
+	targets := []Target{
+		{Name: "throughput under a tokens-per-minute limit, initial burst excluded", Want: "≥ 0.90 of the limit", Got: fmt.Sprintf("%.3f of the limit (%s, the lower of the two)", minRate, worstRate), Met: minRate >= 0.90,
+			Why:  "calls waited longer than the limit required; with the client bucket, each retried attempt is charged to the bucket again, so the bucket paces the calls at about half the limit",
+			Fail: "a client that waits longer than the limit requires (retry-after rounded up, a bucket charged twice for a retried call) stretches the span over which the tokens beyond the burst are admitted"},
+		{Name: "finish within 10% of the earliest the limit allows (stricter; not in the issue)", Want: "achieved/best ≥ 0.90", Got: fmt.Sprintf("%.3f (%s)", minShare, worstBest), Met: minShare >= 0.90,
 			Why: "with a client token bucket set to the provider's limit, baton's bucket lets a second minute's worth start inside the first minute; the sliding window refuses it, and every retried attempt is charged to the bucket again, so the bucket paces the rest at one limit per minute. " +
-				"Not charging an attempt that came back 429 (or sizing the bucket's burst below the limit) would close it"},
-		Target{Name: "calls lost under the limit", Want: "0", Got: itoa(lost), Met: lost == 0, Why: "a call ran out of attempts or exceeded MaxRetryAfter"},
-	)
-	return s, nil
+				"Not charging an attempt that came back 429 (or sizing the bucket's burst below the limit) would close it",
+			Fail: "any wait beyond the sliding window's own shows directly as a later finish"},
+		{Name: "calls lost under the limit", Want: "0", Got: itoa(lost), Met: lost == 0, Why: "a call ran out of attempts or exceeded MaxRetryAfter",
+			Fail: "a call that runs out of retries or meets a retry-after above MaxRetryAfter is lost"},
+	}
+	return tt, targets, nil
 }
 
 func ms(d time.Duration) string {

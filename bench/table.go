@@ -32,6 +32,10 @@ type Target struct {
 	Got  string
 	Met  bool
 	Why  string // when not met: the reason, from the figures
+	// Fail says how the target could have been missed: what a run would
+	// have to measure for Met to be false. A target that cannot fail
+	// measures nothing.
+	Fail string
 }
 
 // Markdown writes s as markdown.
@@ -44,13 +48,17 @@ func (s Section) Markdown(w io.Writer) {
 		t.Markdown(w)
 	}
 	if len(s.Targets) > 0 {
-		fmt.Fprintf(w, "| target | want | measured | met |\n|---|---|---|---|\n")
+		fmt.Fprintf(w, "| target | want | measured | met | how it could have failed |\n|---|---|---|---|---|\n")
 		for _, t := range s.Targets {
 			met := "yes"
 			if !t.Met {
 				met = "**no**"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met)
+			fail := t.Fail
+			if fail == "" {
+				fail = "(not stated)" // visible, so that it gets stated
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", t.Name, t.Want, t.Got, met, fail)
 		}
 		fmt.Fprintln(w)
 		for _, t := range s.Targets {

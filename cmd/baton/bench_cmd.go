@@ -22,13 +22,20 @@ func newBenchCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--quick] [--out FILE] [--only NAME]...",
-		Short: "Measure baton against the naive baseline on this machine and write BENCHMARKS.md",
+		Short: "Measure baton against the single call and the naive baseline on this machine and write BENCHMARKS.md",
 		Long: `bench runs baton's benchmarks against the wire-level fake provider on this
-machine: token efficiency over a corpus of real documents (against the naive
-baseline, the seed's assembler rule and the lower bound), pointer robustness,
-fan-out under latency and a tokens-per-minute limit, baton's own overhead, and
-cost. It prints a table per benchmark and writes the same report to --out
-(BENCHMARKS.md; "-" writes nothing). No API key or network is needed.
+machine: token efficiency over a corpus of real documents (against one call
+with the whole document, every sub-agent given the whole document, the seed's
+assembler rule and the lower bound set by each task's evidence; with the full
+and, when built in, the outline planner), pointer robustness, fan-out under
+latency and a tokens-per-minute limit, baton's own overhead, and cost. The fake
+answers only from what each request holds, so a missed slice shows as a wrong
+answer. No API key or network is needed.
+
+It prints a table per benchmark and writes the same report to --out, or without
+it to BENCHMARKS.md at the root of the baton repository that holds the working
+directory ("-" writes nothing). It never replaces a file that bench did not
+write itself.
 
 --quick shrinks the fan-out and overhead runs and skips the minute-long
 tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.Names, ", ") + `.`,
@@ -37,6 +44,21 @@ tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.
 			for _, n := range only {
 				if !contains(bench.Names, n) {
 					return usageErrorf("--only %q: want one of %s", n, strings.Join(bench.Names, ", "))
+				}
+			}
+			// Where the report goes is settled before a run that can take
+			// minutes, and a file bench did not write is never replaced.
+			path := out
+			if out == "" {
+				p, err := bench.DefaultReportPath(".")
+				if err != nil {
+					return usageErrorf("bench: %v", err)
+				}
+				path = p
+			}
+			if path != "-" {
+				if err := bench.CheckReplace(path); err != nil {
+					return usageErrorf("bench: %v", err)
 				}
 			}
 			line := []string{"go run ./cmd/baton bench"}
@@ -49,7 +71,7 @@ tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.
 			if docs > 0 {
 				line = append(line, fmt.Sprintf("--max-docs %d", docs))
 			}
-			if out != "BENCHMARKS.md" {
+			if out != "" {
 				line = append(line, "--out "+out)
 			}
 			rep, err := bench.Run(cmd.Context(), bench.Options{
@@ -63,19 +85,22 @@ tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.
 			if _, err := cmd.OutOrStdout().Write(b.Bytes()); err != nil {
 				return withCode(exitError, err)
 			}
-			if out == "-" {
+			if path == "-" {
 				return nil
 			}
-			if err := atomicfile.Write(out, b.Bytes(), 0o644); err != nil {
+			if err := bench.CheckReplace(path); err != nil {
 				return withCode(exitError, fmt.Errorf("bench: %w", err))
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
+			if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+				return withCode(exitError, fmt.Errorf("bench: %w", err))
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", path)
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&quick, "quick", false, "smaller runs, no minute-long rate-limit run")
-	fl.StringVar(&out, "out", "BENCHMARKS.md", `file to write the report to ("-": none)`)
+	fl.StringVar(&out, "out", "", `file to write the report to ("-": none; default BENCHMARKS.md at the repository root)`)
 	fl.StringSliceVar(&only, "only", nil, "run only these benchmarks: "+strings.Join(bench.Names, ", "))
 	fl.IntVar(&docs, "max-docs", 0, "use only the first N corpus documents (for tests)")
 	_ = fl.MarkHidden("max-docs")
