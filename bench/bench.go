@@ -31,7 +31,7 @@ type Options struct {
 	// tokens-per-minute run, for a check in well under a minute.
 	Quick bool
 	// Only, when not empty, runs just the named benchmarks: "tokens",
-	// "pointers", "fanout", "overhead", "cost".
+	// "pointers", "fanout", "overhead", "cost", "scale".
 	Only []string
 	// MaxDocs, when positive, uses only the first MaxDocs corpus documents
 	// (for tests of the command; a report is made from the whole corpus).
@@ -61,7 +61,7 @@ func (o Options) logf(format string, a ...any) {
 }
 
 // Names are the benchmarks Options.Only accepts, in run order.
-var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost"}
+var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "scale"}
 
 // Report is everything one run measured.
 type Report struct {
@@ -119,6 +119,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.want("cost") {
 		r.Sections = append(r.Sections, CostSection(effs))
+	}
+	if opts.want("scale") {
+		s, err := RunScale(ctx, tasks, opts)
+		if err != nil {
+			return nil, fmt.Errorf("scale: %w", err)
+		}
+		r.Sections = append(r.Sections, s)
 	}
 	r.Elapsed = time.Since(r.Started)
 	return r, nil
