@@ -18,6 +18,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -259,6 +260,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, p Protocol) 
 			ErrorMessage: "llmtest: no rule matched " + rec.describe()}
 	}
 
+	if reply.Text == "" && len(reply.Pieces) > 0 {
+		reply.Text = strings.Join(reply.Pieces, "")
+	}
 	if !sleep(r.Context(), latency+reply.Delay) {
 		rec.Status = 499 // client closed the request, as nginx logs it
 		s.record(rec)
