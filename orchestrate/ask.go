@@ -79,7 +79,7 @@ type Config struct {
 	// on Ask's goroutine, and only during synthesis.
 	OnText    func(delta string)
 	OnRestart func()
-	Now      func() time.Time
+	Now       func() time.Time
 	// Redactor masks secrets (an API key, a gateway token) in every error
 	// text the run quotes: in the record, in progress events, in the
 	// synthesis prompt and in the error Ask returns. Without one, and on
