@@ -470,6 +470,10 @@ func writeError(w http.ResponseWriter, p Protocol, r Reply) {
 	if msg == "" {
 		msg = fmt.Sprintf("llmtest: scripted %d %s", r.Status, typ)
 	}
+	if p == Ollama {
+		writeOllamaError(w, r.Status, msg)
+		return
+	}
 	if p == Anthropic {
 		w.Header().Set("request-id", "req_llmtest_error")
 		writeJSON(w, r.Status, map[string]any{"type": "error",
