@@ -213,6 +213,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		cfg.OnText, cfg.OnRestart = answer.text, answer.restart
 		f.models.onRetry = answer.retryNotice(f.models.onRetry)
 	}
+	f.models.window = f.window
 	if !f.dryRun {
 		m, sel, err := f.models.resolve(ctx, f.concurrency, stderr)
 		switch {
@@ -226,6 +227,14 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
 			cfg.PlannerModel = f.plannerModel
 			cfg.Model, cfg.Redactor = m, sel.Redactor
+			if sel.Window > 0 {
+				// The server runs every request with this window
+				// (Ollama's num_ctx), so it is the one to check.
+				if f.window > sel.Window {
+					fmt.Fprintf(stderr, "baton: warning: --window %d is more than %s supports; using its %d tokens\n", f.window, sel.Model, sel.Window)
+				}
+				cfg.Window = sel.Window
+			}
 			if sj != nil {
 				cfg.Model = usageModel{m: m, s: sj}
 			}
