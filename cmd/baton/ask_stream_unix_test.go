@@ -106,3 +106,46 @@ func TestAskStreamOnPTY(t *testing.T) {
 		t.Errorf("the terminal shows %q, want the answer once: %q", got, want)
 	}
 }
+
+// With stderr on the same terminal, the live progress block stops before
+// the answer starts: it redraws by moving the cursor up, which would write
+// over the answer. After the answer's first piece the terminal gets no
+// cursor movement, and the answer is on it once.
+func TestAskStreamOnPTYWithProgress(t *testing.T) {
+	isolateEnv(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	if err := pty.Setsize(tty, &pty.Winsize{Rows: 40, Cols: 200}); err != nil {
+		t.Fatal(err)
+	}
+	rd := &ptyReader{want: "baton: run record", seen: make(chan struct{})}
+	go rd.run(ptmx)
+	s := llmtest.NewServer(t, streamScript(nil))
+	t.Setenv("OPENAI_API_KEY", "k")
+	t.Setenv("OPENAI_BASE_URL", s.OpenAIBaseURL())
+	code := run(context.Background(), []string{"ask", "--doc", exampleDoc, "--stream", "--runs-dir", t.TempDir(), "What happened?"},
+		strings.NewReader(""), tty, tty)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, rd.text())
+	}
+	select {
+	case <-rd.seen:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the run's last line never reached the terminal:\n%q", rd.text())
+	}
+	got := rd.text()
+	first := strings.Index(got, streamPieces[0])
+	if first < 0 || !strings.Contains(got, "ask: plan") {
+		t.Fatalf("no progress block or no answer on the terminal:\n%q", got)
+	}
+	if after := got[first:]; strings.Contains(after, "\x1b[") {
+		t.Errorf("the progress block was redrawn after the answer began:\n%q", after)
+	}
+	if strings.Count(got, streamAnswer) != 1 {
+		t.Errorf("the answer is not on the terminal exactly once:\n%q", got)
+	}
+}

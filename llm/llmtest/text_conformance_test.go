@@ -14,7 +14,17 @@ import (
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/llm/ollama"
 )
+
+// textProviders are the providers plus Ollama's native API, which streams
+// newline-delimited JSON instead of server-sent events.
+var textProviders = append(append([]provider{}, providers...), provider{
+	name: "ollama", protocol: llmtest.Ollama, model: "llama3.2:latest", stop: "stop",
+	new: func(s *llmtest.Server, c config) (llm.Model, error) {
+		return ollama.New(ollama.Config{BaseURL: s.URL(), Model: c.model, NumCtx: 8192})
+	},
+})
 
 // textLog gathers what OnText and OnRestart were told, in order.
 type textLog struct {
@@ -47,7 +57,7 @@ func (l *textLog) onRestart() {
 // request with OnText streams even when Stream is false.
 func TestConformanceOnTextArrivesInPieces(t *testing.T) {
 	pieces := []string{"The outage ", "lasted ", "3 h ", "42 min."}
-	for _, p := range providers {
+	for _, p := range textProviders {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			log := newTextLog()
@@ -97,7 +107,7 @@ func TestConformanceOnTextArrivesInPieces(t *testing.T) {
 // failure before any text needs no restart.
 func TestConformanceOnRestartAfterCutStream(t *testing.T) {
 	pieces := []string{"one ", "two ", "three ", "four ", "five"}
-	for _, p := range providers {
+	for _, p := range textProviders {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			s := llmtest.NewServer(t, llmtest.Sequence(
