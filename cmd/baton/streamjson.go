@@ -13,7 +13,7 @@ import (
 
 // streamJSON writes ask's `--output stream-json`: one JSON object per line
 // on stdout, for a tool to follow a run. Every line has "type" and
-// "elapsed_ms" (since the run started); the other fields depend on the
+// "elapsed_ms" (since ask began, finding the provider included); the other fields depend on the
 // type. The fields are a public contract, documented in docs/ask.md:
 //
 //	phase    phase (plan, assemble, dispatch, synthesis), status (start or
