@@ -80,6 +80,10 @@ the answer's pieces) and the run record last, for tools to follow a run;
 docs/ask.md lists the fields. --json (--output json) keeps stdout one JSON
 document, with or without --stream.
 
+Against Ollama every request names the window it is checked against
+(num_ctx): --window, or the model's known window up to 32768 tokens, never
+more than the model's own context length.
+
 Without a provider (or with --dry-run) no model is called: a retrieval planner
 builds the plan, the assembler cuts the slices, and baton prints the plan, the
 slice sizes and a token estimate.
@@ -104,7 +108,7 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	f.models.register(fl)
 	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
 	fl.StringVar(&f.planner, "planner", orchestrate.PlannerAuto, "planner: auto (full when its request fits the window, else retrieval; falls back to retrieval if full fails), full or llm (a model call over the whole context), retrieval (ranks sections, no model call)")
-	fl.IntVar(&f.window, "window", 0, "context window of the models in tokens (0: baton's table of known models; for Ollama up to 32768); no request over it is sent, and Ollama is told to run every request with it")
+	fl.IntVar(&f.window, "window", 0, "context window of the models in tokens (0: baton's table of known models); no request over it is sent")
 	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once")
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", orchestrate.DefaultMaxSubtasks, "most subtasks a plan may have")
 	fl.StringArrayVar(&f.skills, "skills", nil, "folder of custom skills; overrides built-ins by name (repeatable)")
