@@ -63,6 +63,18 @@ type Request struct {
 	// Stream asks the provider to use its streaming (SSE) endpoint; the
 	// response is still returned whole. It changes transport, not meaning.
 	Stream bool `json:"stream,omitempty"`
+	// OnText, when set, is called with every piece of the answer's text as
+	// it arrives, in order, on the goroutine that called Generate; the
+	// providers stream whenever it is set, whatever Stream says. The
+	// pieces of one attempt joined are the attempt's Response.Text. It
+	// must return quickly: the stream waits for it.
+	OnText func(delta string) `json:"-"`
+	// OnRestart, when set, is called by the retry policy (Retrying) before
+	// an attempt that follows one which had already passed text to OnText:
+	// that text is void, and the next OnText starts the answer again from
+	// its beginning. A consumer showing the text must discard or mark what
+	// it showed, so that what it shows is never a splice of two attempts.
+	OnRestart func() `json:"-"`
 	// Tools the model may call through the provider's native tool calling.
 	Tools []Tool `json:"tools,omitempty"`
 	// ToolChoice says whether the model must, may or must not call a tool;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -119,9 +120,27 @@ func WithRetry(m Model, p RetryPolicy) *Retrying {
 // not worth retrying, or runs out of attempts. The error after more than one
 // attempt says how many were made and still unwraps to the provider's
 // *ProviderError.
+//
+// When req.OnText is set, the attempts see a copy of req whose OnText notes
+// that text arrived; an attempt after one that passed text on first calls
+// req.OnRestart, so that the consumer knows the text starts again.
 func (r *Retrying) Generate(ctx context.Context, req *Request) (*Response, error) {
+	sent := req
+	var streamed atomic.Bool
+	if req != nil && req.OnText != nil {
+		cp := *req
+		onText := req.OnText
+		cp.OnText = func(delta string) {
+			streamed.Store(true)
+			onText(delta)
+		}
+		sent = &cp
+	}
 	for attempt := 1; ; attempt++ {
-		resp, err := r.m.Generate(ctx, req)
+		if attempt > 1 && streamed.Swap(false) && req.OnRestart != nil {
+			req.OnRestart()
+		}
+		resp, err := r.m.Generate(ctx, sent)
 		if err == nil {
 			if resp != nil {
 				resp.Attempts = attempt

@@ -71,7 +71,15 @@ type Config struct {
 	// the run, in place of the one tokens.Window knows (--window).
 	Window   int
 	Progress func(Event) // called from several goroutines at once
-	Now      func() time.Time
+	// OnText, when set, receives the synthesis as it is written: its
+	// request streams, and every piece of text is passed on as it arrives
+	// (llm.Request.OnText). OnRestart is called when a retried synthesis
+	// starts its text again from the beginning, after earlier pieces were
+	// passed on: those are void (llm.Request.OnRestart). Both are called
+	// on Ask's goroutine, and only during synthesis.
+	OnText    func(delta string)
+	OnRestart func()
+	Now       func() time.Time
 	// Redactor masks secrets (an API key, a gateway token) in every error
 	// text the run quotes: in the record, in progress events, in the
 	// synthesis prompt and in the error Ask returns. Without one, and on
@@ -269,6 +277,8 @@ func (r *run) synthesise(ctx context.Context) error {
 		Temperature: llm.Float(r.cfg.Temperature),
 		MaxTokens:   r.cfg.SynthesisMax,
 		Stream:      r.cfg.Stream,
+		OnText:      r.cfg.OnText,
+		OnRestart:   r.cfg.OnRestart,
 	}
 	resp, err := r.call(ctx, "synthesis", req, r.requestTokens(req), &r.rec.Usage.Synthesis, &r.acct.SynthesisInputTokens)
 	// The naive run would have sent the same synthesis prompt.

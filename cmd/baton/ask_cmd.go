@@ -34,6 +34,7 @@ type askFlags struct {
 	maxSubtasks  int
 	skills       []string
 	json         bool
+	output       string
 	dryRun       bool
 	failFast     bool
 	stream       bool
@@ -79,6 +80,19 @@ figures. Asked for by name, full or outline ends the run with exit 1
 instead. A sub-agent whose slice would not fit fails without being sent; so
 does a synthesis.
 
+--stream writes the answer to stdout as the synthesis writes it (progress
+stays on stderr) and does not print it again; if the synthesis is retried
+after part of it was shown, stderr says so and the answer is printed again
+from the start. --output stream-json prints one JSON object per line as the
+run goes (phases, subtasks, retries, the usage of every call, with --stream
+the answer's pieces) and the run record last, for tools to follow a run;
+docs/ask.md lists the fields. --json (--output json) keeps stdout one JSON
+document, with or without --stream.
+
+Against Ollama every request names the window it is checked against
+(num_ctx): --window, or the model's known window up to 32768 tokens, never
+more than the model's own context length.
+
 Without a provider (or with --dry-run) no model is called: a retrieval planner
 builds the plan, the assembler cuts the slices, and baton prints the plan, the
 slice sizes and a token estimate.
@@ -107,10 +121,11 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once")
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", orchestrate.DefaultMaxSubtasks, "most subtasks a plan may have")
 	fl.StringArrayVar(&f.skills, "skills", nil, "folder of custom skills; overrides built-ins by name (repeatable)")
-	fl.BoolVar(&f.json, "json", false, "print the run record as JSON on stdout")
+	fl.BoolVar(&f.json, "json", false, "print the run record as JSON on stdout (the same as --output json)")
+	fl.StringVar(&f.output, "output", "", "what stdout gets: text (the answer), json (the run record) or stream-json (one JSON event per line as the run goes, the record last)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan and slice without calling a model; print the plan and a token estimate")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first subtask that fails instead of answering with what succeeded")
-	fl.BoolVar(&f.stream, "stream", false, "use the providers' streaming endpoints")
+	fl.BoolVar(&f.stream, "stream", false, "write the answer to stdout as it is written (with --output stream-json, as text events); every request uses the providers' streaming endpoints. With --json stdout stays one JSON document")
 	fl.IntVar(&f.subagentMax, "subagent-max-tokens", orchestrate.DefaultSubagentTokens, "bound on each sub-agent's return, in tokens")
 	fl.StringVar(&f.runsDir, "runs-dir", ".baton/runs", "where run records are saved")
 	fl.BoolVar(&f.noSave, "no-save", false, "do not save the run record")
@@ -134,6 +149,10 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return usageErrorf("--concurrency must be at least 1")
 	case f.maxSubtasks < 1:
 		return usageErrorf("--max-subtasks must be at least 1")
+	}
+	mode, err := outputMode(f)
+	if err != nil {
+		return err
 	}
 	docs, err := document.Load(f.docs, cmd.InOrStdin())
 	if err != nil {
@@ -172,16 +191,42 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		cfg.Sources = append(cfg.Sources, s.Name)
 	}
 
+	out := cmd.OutOrStdout()
+	var sj *streamJSON
+	if mode == outputStreamJSON {
+		sj = newStreamJSON(out, nil)
+	}
 	// On a terminal, retry notices go through the live progress block
 	// (set below, before any call is made) instead of being drawn over.
+	// In stream-json they are events, and the live block is not drawn.
 	var prog *progress
-	if isTerminal(stderr) {
+	live := isTerminal(stderr) && sj == nil
+	switch {
+	case sj != nil:
+		f.models.onRetry = sj.retry
+	case live:
 		f.models.onRetry = func(attempt int, wait time.Duration, err error) {
 			if prog != nil {
 				prog.retry(attempt, wait, err)
 			}
 		}
 	}
+	var answer *answerStream
+	switch {
+	case f.stream && sj != nil:
+		cfg.OnText, cfg.OnRestart = sj.text, sj.restart
+	case f.stream && mode == outputText && !f.dryRun:
+		// The live block stops before the first piece of the answer:
+		// it redraws by moving the cursor up, over whatever is below.
+		answer = &answerStream{w: out, stderr: stderr, before: func() {
+			if prog != nil {
+				prog.close()
+			}
+		}}
+		cfg.OnText, cfg.OnRestart = answer.text, answer.restart
+		f.models.onRetry = answer.retryNotice(f.models.onRetry)
+	}
+	f.models.window = f.window
 	if !f.dryRun {
 		m, sel, err := f.models.resolve(ctx, f.concurrency, stderr)
 		switch {
@@ -195,6 +240,17 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
 			cfg.PlannerModel = f.plannerModel
 			cfg.Model, cfg.Redactor = m, sel.Redactor
+			if sel.Window > 0 {
+				// The server runs every request with this window
+				// (Ollama's num_ctx), so it is the one to check.
+				if f.window > sel.Window {
+					fmt.Fprintf(stderr, "baton: warning: --window %d is more than %s supports; using its %d tokens\n", f.window, sel.Model, sel.Window)
+				}
+				cfg.Window = sel.Window
+			}
+			if sj != nil {
+				cfg.Model = usageModel{m: m, s: sj}
+			}
 		}
 	}
 	if cfg.Model == nil && f.models.model != "" {
@@ -204,7 +260,10 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	}
 	cfg.Counter = tokens.ForModel(cfg.ModelName)
 
-	if isTerminal(stderr) && cfg.Model != nil {
+	switch {
+	case sj != nil:
+		cfg.Progress = sj.event
+	case live && cfg.Model != nil:
 		fd := int(stderr.(*os.File).Fd())
 		prog = newLiveProgress(stderr, func() int { w, _, _ := term.GetSize(fd); return w })
 		cfg.Progress = prog.event
@@ -230,9 +289,10 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		}
 	}
 
-	out := cmd.OutOrStdout()
 	switch {
-	case f.json:
+	case sj != nil:
+		sj.finish(rec)
+	case mode == outputJSON:
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rec); err != nil {
@@ -240,6 +300,11 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		}
 	case rec.DryRun:
 		printDryRun(out, rec)
+	case answer != nil && answer.finish():
+		// Printed as it arrived; not again.
+		if rec.Answer == "" {
+			fmt.Fprintln(stderr, "baton: the answer above is incomplete: the synthesis failed")
+		}
 	default:
 		if rec.Answer != "" {
 			fmt.Fprintln(out, strings.TrimRight(rec.Answer, "\n"))
@@ -264,6 +329,33 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return withCode(exitError, errors.New("cancelled; the run record keeps what finished"))
 	default:
 		return runErr
+	}
+}
+
+// What ask writes on stdout (--output).
+const (
+	outputText       = "text"
+	outputJSON       = "json"
+	outputStreamJSON = "stream-json"
+)
+
+// outputMode reads --output and --json, which is --output json.
+func outputMode(f askFlags) (string, error) {
+	switch f.output {
+	case "":
+		if f.json {
+			return outputJSON, nil
+		}
+		return outputText, nil
+	case outputText, outputStreamJSON:
+		if f.json {
+			return "", usageErrorf("--json is --output json; it cannot be combined with --output %s", f.output)
+		}
+		return f.output, nil
+	case outputJSON:
+		return outputJSON, nil
+	default:
+		return "", usageErrorf("--output must be text, json or stream-json, not %q", f.output)
 	}
 }
 

@@ -18,15 +18,33 @@ func TestAskCutSynthesisFails(t *testing.T) {
 	s := llmtest.NewServer(t, cut, askScript())
 	t.Setenv("ANTHROPIC_API_KEY", "test-key")
 	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
-	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--stream", "--max-attempts", "2", "--runs-dir", t.TempDir(), "task")
+	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--stream", "--json", "--max-attempts", "2", "--runs-dir", t.TempDir(), "task")
 	if code == exitOK || code == exitPartial {
 		t.Fatalf("exit %d, want a failure\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	if strings.Contains(out, halfAnswer) {
+	if strings.Contains(out, halfAnswer) || decodeRecord(t, out).Answer != "" {
 		t.Errorf("the half answer was printed:\n%s", out)
 	}
 	if !strings.Contains(errOut, "message_stop") {
 		t.Errorf("stderr does not say why:\n%s", errOut)
+	}
+}
+
+// In text output --stream shows the answer as it is written, so the cut
+// text is on stdout before baton can know it is cut: stderr then says that
+// the answer above is incomplete, and the run fails.
+func TestAskCutSynthesisStreamedIsMarkedIncomplete(t *testing.T) {
+	isolateEnv(t)
+	cut := llmtest.Always(llmtest.NoEnd(llmtest.Text(halfAnswer + " 3 h 42 min."))).WhenSystem("You are the synthesis step")
+	s := llmtest.NewServer(t, cut, askScript())
+	t.Setenv("ANTHROPIC_API_KEY", "test-key")
+	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
+	code, _, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--stream", "--max-attempts", "2", "--runs-dir", t.TempDir(), "task")
+	if code == exitOK || code == exitPartial {
+		t.Fatalf("exit %d, want a failure\nstderr: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "the answer above is incomplete") || !strings.Contains(errOut, "printed again from the start") {
+		t.Errorf("stderr does not mark the streamed answer:\n%s", errOut)
 	}
 }
 

@@ -28,6 +28,9 @@ type modelFlags struct {
 	// onRetry, when set, receives every retry notice instead of stderr:
 	// baton run shows them on its progress display, naming the step.
 	onRetry func(attempt int, wait time.Duration, err error)
+	// window is the --window of a command that has one: Ollama is told
+	// to run every request with it (provider.Options.Window).
+	window int
 }
 
 func (m *modelFlags) register(fl *pflag.FlagSet) {
@@ -55,7 +58,7 @@ func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Wri
 	// only: a call queued for a concurrency slot or rate budget has not
 	// started and cannot time out.
 	sel, err := provider.Resolve(ctx, provider.Options{Provider: m.provider, Model: m.model, BaseURL: m.baseURL,
-		HTTPClient: llm.NewHTTPClient(m.callTimeout, m.idleTimeout)}, os.Getenv)
+		HTTPClient: llm.NewHTTPClient(m.callTimeout, m.idleTimeout), Window: m.window}, os.Getenv)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -325,7 +325,8 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	}
 	opts = append(opts, option.WithResponseInto(&raw))
 	var msg *sdk.Message
-	stream := req.Stream
+	// A caller following the text (OnText) needs it as it is written.
+	stream := req.Stream || req.OnText != nil
 	if !stream {
 		// The SDK refuses non-streaming calls whose max_tokens could take
 		// longer than its HTTP timeout; stream those, as the SDK advises.
@@ -334,7 +335,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 		}
 	}
 	if stream {
-		msg, err = m.stream(ctx, p, opts)
+		msg, err = m.stream(ctx, p, opts, req.OnText)
 	} else {
 		msg, err = m.client.Messages.New(ctx, p, opts...)
 	}
@@ -344,7 +345,9 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	return m.response(msg, raw)
 }
 
-func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, opts []option.RequestOption) (*sdk.Message, error) {
+// stream sends p on the streaming endpoint and accumulates the message;
+// onText, when set, gets every text delta as it arrives.
+func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, opts []option.RequestOption, onText func(string)) (*sdk.Message, error) {
 	s := m.client.Messages.NewStreaming(ctx, p, opts...)
 	defer s.Close()
 	var acc sdk.Message
@@ -359,6 +362,9 @@ func (m *Model) stream(ctx context.Context, p sdk.MessageNewParams, opts []optio
 		ev := s.Current()
 		if err := acc.Accumulate(ev); err != nil {
 			return nil, &decodeError{err}
+		}
+		if onText != nil && ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
+			onText(ev.Delta.Text)
 		}
 		if ev.Type == "content_block_delta" && ev.Delta.Type == "input_json_delta" {
 			b := partial[ev.Index]

@@ -59,6 +59,13 @@ type RecordedRequest struct {
 	ToolChoiceName string
 	Header         http.Header
 	Body           []byte
+	// NumCtx is Ollama's options.num_ctx, the window the request asked the
+	// server to run with; 0 when absent. Truncated is true when the
+	// request did not fit the window Ollama ran it with (NumCtx, or
+	// OllamaDefaultContext without one): the real server would have
+	// silently dropped the start of the prompt.
+	NumCtx    int
+	Truncated bool
 
 	// Status is the status the server answered with (499 when the client
 	// went away during a delay).
@@ -242,6 +249,9 @@ func parseRequest(r *http.Request, p Protocol) (RecordedRequest, error) {
 		return RecordedRequest{}, fmt.Errorf("llmtest: reading request body: %w", err)
 	}
 	rec := RecordedRequest{Protocol: p, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	if p == Ollama {
+		return rec, decodeOllama(&rec, body)
+	}
 	return rec, decode(&rec, body)
 }
 

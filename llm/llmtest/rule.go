@@ -66,6 +66,15 @@ type Reply struct {
 	// Empty answers 200 with no content blocks (Anthropic) or no choices
 	// (OpenAI).
 	Empty bool
+	// Pieces, when set, are the text deltas of a streamed reply, in order,
+	// instead of a few words each; Text is their join when left empty.
+	Pieces []string
+	// BeforePiece, when set, is called on the server's goroutine before
+	// text delta i (0-based) of a streamed reply is written, after delta
+	// i-1 was flushed to the client. A test holds the stream there until
+	// it has seen the earlier deltas arrive, which proves that they were
+	// delivered while the reply was still being written.
+	BeforePiece func(i int)
 	// Fault makes a streamed reply end early, stall or lose its end marker;
 	// see StreamFault and CutAfter, CutMidLine, StallAfter, PingForever and
 	// NoEnd.

@@ -18,6 +18,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ type Server struct {
 	// (window.go).
 	contextWindow int
 	models        []string
+	modelContext  int // /api/show's context length (ollama.go)
 	noOllama      bool
 	now           func() time.Time
 	onRequest     func(RecordedRequest)
@@ -65,7 +67,7 @@ func NewServer(t testing.TB, rules ...Rule) *Server {
 // New starts a server for use outside tests (benchmarks, demos); the caller
 // must Close it.
 func New(rules ...Rule) *Server {
-	s := &Server{now: time.Now, models: []string{"llama3.2:latest"}}
+	s := &Server{now: time.Now, models: []string{"llama3.2:latest"}, modelContext: DefaultModelContextLength}
 	s.AddRules(rules...)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	return s
@@ -193,6 +195,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveModel(w, r, Anthropic)
 	case r.Method == http.MethodPost && (r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/chat/completions"):
 		s.serveModel(w, r, OpenAI)
+	case r.Method == http.MethodPost && r.URL.Path == "/api/chat":
+		s.serveModel(w, r, Ollama)
+	case r.Method == http.MethodPost && r.URL.Path == "/api/show":
+		s.serveShow(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/api/tags":
 		s.serveTags(w)
 	case r.Method == http.MethodGet && (r.URL.Path == "/v1/models" || r.URL.Path == "/models"):
@@ -216,6 +222,11 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, p Protocol) 
 		return
 	}
 	prompt := promptTokens(rec)
+	if p == Ollama {
+		// Ollama does not refuse a prompt over its window: it drops the
+		// start of it and answers all the same.
+		rec.Truncated = prompt+max(rec.MaxTokens, 0) > ollamaWindow(rec)
+	}
 
 	s.mu.Lock()
 	s.seq++
@@ -259,6 +270,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, p Protocol) 
 			ErrorMessage: "llmtest: no rule matched " + rec.describe()}
 	}
 
+	if reply.Text == "" && len(reply.Pieces) > 0 {
+		reply.Text = strings.Join(reply.Pieces, "")
+	}
 	if !sleep(r.Context(), latency+reply.Delay) {
 		rec.Status = 499 // client closed the request, as nginx logs it
 		s.record(rec)
@@ -289,6 +303,10 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, p Protocol) 
 		writeAnthropicStream(r.Context(), w, id, reply, usage)
 	case p == Anthropic:
 		writeAnthropic(w, id, reply, usage)
+	case p == Ollama && rec.Stream:
+		writeOllamaStream(r.Context(), w, reply, usage)
+	case p == Ollama:
+		writeOllama(w, reply, usage)
 	case rec.Stream:
 		writeOpenAIStream(r.Context(), w, id, reply, usage, rec.IncludeUsage)
 	default:

@@ -30,6 +30,10 @@ func (s *Server) overWindow(prompt, maxTokens int) bool {
 
 // writeTooLong writes the provider's answer to a request over the window.
 func writeTooLong(w http.ResponseWriter, p Protocol, prompt, maxTokens, window int) {
+	if p == Ollama {
+		writeOllamaError(w, http.StatusBadRequest, fmt.Sprintf("the input length (%d tokens) exceeds the context length (%d tokens)", prompt+maxTokens, window))
+		return
+	}
 	if p == Anthropic {
 		msg := fmt.Sprintf("prompt is too long: %d tokens > %d maximum", prompt, window)
 		if prompt <= window {

@@ -298,6 +298,21 @@ func pieces(text string) []string {
 	return out
 }
 
+// textPieces are the text deltas of a streamed reply: its Pieces when set.
+func textPieces(r Reply) []string {
+	if len(r.Pieces) > 0 {
+		return r.Pieces
+	}
+	return pieces(r.Text)
+}
+
+// beforePiece runs the reply's BeforePiece hook, if any, for delta i.
+func beforePiece(r Reply, i int) {
+	if r.BeforePiece != nil {
+		r.BeforePiece(i)
+	}
+}
+
 // jsonPieces splits JSON text into short pieces, on rune boundaries, the way
 // tool input streams. Joining the pieces gives back s exactly.
 func jsonPieces(s string) []string {
@@ -325,7 +340,8 @@ func writeAnthropicStream(ctx context.Context, w http.ResponseWriter, id string,
 			s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 				"content_block": anthropicBlock{Type: "text", Text: ""}})
 			s.event("ping", map[string]any{"type": "ping"})
-			for _, p := range pieces(r.Text) {
+			for i, p := range textPieces(r) {
+				beforePiece(r, i)
 				s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
 					"delta": map[string]any{"type": "text_delta", "text": p}})
 			}
@@ -364,7 +380,8 @@ func writeOpenAIStream(ctx context.Context, w http.ResponseWriter, id string, r 
 	if !r.Empty {
 		empty := ""
 		s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{Role: "assistant", Content: &empty}}}, nil))
-		for _, p := range pieces(r.Text) {
+		for i, p := range textPieces(r) {
+			beforePiece(r, i)
 			s.event("", chunk([]openAIChunkChoice{{Delta: openAIDelta{Content: &p}}}, nil))
 		}
 		for i, c := range openAIReplyCalls(r) {
@@ -452,6 +469,10 @@ func writeError(w http.ResponseWriter, p Protocol, r Reply) {
 	msg := r.ErrorMessage
 	if msg == "" {
 		msg = fmt.Sprintf("llmtest: scripted %d %s", r.Status, typ)
+	}
+	if p == Ollama {
+		writeOllamaError(w, r.Status, msg)
+		return
 	}
 	if p == Anthropic {
 		w.Header().Set("request-id", "req_llmtest_error")

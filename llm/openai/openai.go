@@ -220,8 +220,9 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) (*llm.Response, 
 	}
 	var raw *http.Response
 	var resp *llm.Response
-	if req.Stream {
-		resp, err = m.stream(ctx, p, &raw)
+	if req.Stream || req.OnText != nil {
+		// A caller following the text (OnText) needs it as it is written.
+		resp, err = m.stream(ctx, p, &raw, req.OnText)
 	} else {
 		var c *sdk.ChatCompletion
 		c, err = m.completions.New(ctx, p, option.WithResponseInto(&raw))
@@ -281,7 +282,9 @@ func usage(u sdk.CompletionUsage) llm.Usage {
 	}
 }
 
-func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw **http.Response) (*llm.Response, error) {
+// stream sends p on the streaming endpoint and gathers the response;
+// onText, when set, gets every piece of content as it arrives.
+func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw **http.Response, onText func(string)) (*llm.Response, error) {
 	// Without include_usage the stream carries no token counts at all, and
 	// baton never estimates into reported usage.
 	p.StreamOptions.IncludeUsage = sdk.Bool(true)
@@ -310,6 +313,9 @@ func (m *Model) stream(ctx context.Context, p sdk.ChatCompletionNewParams, raw *
 			}
 			seen = true
 			text.WriteString(ch.Delta.Content)
+			if onText != nil && ch.Delta.Content != "" {
+				onText(ch.Delta.Content)
+			}
 			for _, d := range ch.Delta.ToolCalls {
 				if d.Index < 0 || d.Index > int64(len(calls)) {
 					return nil, invalid(statusOf(*raw), fmt.Sprintf("tool call delta for index %d after %d calls", d.Index, len(calls)))

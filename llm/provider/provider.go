@@ -10,7 +10,9 @@
 //  2. ANTHROPIC_API_KEY: Anthropic, at ANTHROPIC_BASE_URL when set.
 //  3. OPENAI_API_KEY or OPENAI_BASE_URL: an OpenAI-compatible server.
 //  4. An Ollama server answering at OLLAMA_HOST (default 127.0.0.1:11434),
-//     reached through its OpenAI-compatible endpoint.
+//     reached through its native chat API (package llm/ollama), so that
+//     each request sets the context window the server runs it with (see
+//     Selection.Window).
 //
 // When none applies, Resolve returns an error wrapping llm.ErrNoProvider.
 //
@@ -35,6 +37,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +53,7 @@ import (
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/anthropic"
+	"github.com/baton-dev/baton/llm/ollama"
 	"github.com/baton-dev/baton/llm/openai"
 	"github.com/baton-dev/baton/tokens"
 )
@@ -82,10 +86,6 @@ const (
 // Ollama should learn that at once.
 const OllamaProbeTimeout = 500 * time.Millisecond
 
-// ollamaAPIKey is sent to Ollama, which ignores it; the OpenAI client needs
-// some key to send.
-const ollamaAPIKey = "ollama"
-
 // ErrUnknownProvider is wrapped when Options.Provider names no provider baton
 // knows; the command line treats it as a usage error.
 var ErrUnknownProvider = errors.New("unknown provider")
@@ -108,6 +108,10 @@ type Options struct {
 	// HTTPClient is used for model calls and for the Ollama probe; nil means
 	// http.DefaultClient.
 	HTTPClient *http.Client
+	// Window is the context window the user asked for (--window), in
+	// tokens; 0 for the default. Only Ollama is told a window (see
+	// Selection.Window); the hosted providers' windows are fixed.
+	Window int
 }
 
 // Selection is the provider Resolve chose. It holds no API key, so it is safe
@@ -130,6 +134,15 @@ type Selection struct {
 	// Redactor masks the API key and the base URL's secret parts; callers
 	// pass it to whatever quotes provider errors (orchestrate.Config).
 	Redactor *llm.Redactor
+	// Window, when > 0, is the context window in tokens the server was
+	// told to run every request with (Ollama's options.num_ctx): callers
+	// check their requests against it, so that the window baton checks is
+	// the window the server uses. 0 means the provider's own, fixed
+	// window applies (tokens.Window).
+	Window int
+	// ModelContextLength is the longest context the model supports, as
+	// the server reported it (Ollama's /api/show); 0 when unknown.
+	ModelContextLength int
 }
 
 // String describes the selection without any credential.
@@ -277,18 +290,85 @@ func newOllama(ctx context.Context, opts Options, host, src string) (*Selection,
 		}
 		model = models[0]
 	}
-	base := root + "/v1"
-	// The key sent to Ollama is a constant, not a secret, and is left out:
-	// masking the word "ollama" would only garble messages.
 	red := llm.NewRedactor(llm.URLSecrets(host)...)
-	m, err := openai.New(openai.Config{APIKey: ollamaAPIKey, BaseURL: base, Model: model,
-		HTTPClient: opts.HTTPClient, CountTokens: tokens.ForModel(model).Count})
+	ctxLen := showContextLength(ctx, opts.HTTPClient, root, model)
+	window := OllamaWindow(model, opts.Window, ctxLen)
+	m, err := ollama.New(ollama.Config{BaseURL: root, Model: model, NumCtx: window, HTTPClient: opts.HTTPClient})
 	if err != nil {
 		return nil, red.Error(fmt.Errorf("provider ollama: %w", err))
 	}
-	return &Selection{Provider: Ollama, Model: model, BaseURL: llm.RedactURL(base), Source: src,
-		LLM: redacting{m, red}, Redactor: red}, nil
+	return &Selection{Provider: Ollama, Model: model, BaseURL: llm.RedactURL(root), Source: src,
+		LLM: redacting{m, red}, Redactor: red, Window: window, ModelContextLength: ctxLen}, nil
 }
+
+// DefaultOllamaWindow caps the window baton asks Ollama for when --window
+// is not given. Ollama allocates its key-value cache for the whole window
+// when it loads a model, so asking for a model's full 128k tokens can take
+// more memory than a laptop has; 32k tokens fits common machines with the
+// small models people run locally. --window raises or lowers it.
+const DefaultOllamaWindow = 32768
+
+// OllamaWindow is the window (num_ctx) baton asks Ollama to run model with:
+// the user's --window when given, else the model's known window
+// (tokens.Window) up to DefaultOllamaWindow; never more than the model's
+// own context length (ctxLen, from /api/show; 0 when unknown), which
+// Ollama would not exceed anyway.
+func OllamaWindow(model string, window, ctxLen int) int {
+	w := window
+	if w <= 0 {
+		known, _ := tokens.Window(model, 0)
+		w = min(known, DefaultOllamaWindow)
+	}
+	if ctxLen > 0 && w > ctxLen {
+		w = ctxLen
+	}
+	return w
+}
+
+// showContextLength asks Ollama (POST /api/show) for the longest context
+// model supports: model_info's "<architecture>.context_length". It returns
+// 0 when the server does not say; that is not an error, since the window
+// baton asks for then stands unchecked, as before.
+func showContextLength(ctx context.Context, hc *http.Client, root, model string) int {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	ctx, cancel := context.WithTimeout(ctx, OllamaShowTimeout)
+	defer cancel()
+	body, _ := json.Marshal(map[string]string{"model": model})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, root+"/api/show", bytes.NewReader(body))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0
+	}
+	var show struct {
+		ModelInfo map[string]json.RawMessage `json:"model_info"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&show) != nil {
+		return 0
+	}
+	var arch string
+	if json.Unmarshal(show.ModelInfo["general.architecture"], &arch) != nil || arch == "" {
+		return 0
+	}
+	var n int
+	if json.Unmarshal(show.ModelInfo[arch+".context_length"], &n) != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// OllamaShowTimeout bounds the /api/show look-up. It reads a file header on
+// the server, which can take a moment the first time.
+const OllamaShowTimeout = 5 * time.Second
 
 // probeOllama lists the server's models with GET /api/tags, the cheapest
 // call that proves an Ollama server (not just any HTTP server) is there.

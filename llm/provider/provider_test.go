@@ -93,14 +93,14 @@ func TestResolvePrecedence(t *testing.T) {
 			name:         "ollama found, first model",
 			env:          map[string]string{"OLLAMA_HOST": s.URL()},
 			wantProvider: "ollama", wantModel: "qwen3:8b",
-			wantBase: s.URL() + "/v1", wantSource: "OLLAMA_HOST", call: llmtest.OpenAI,
+			wantBase: s.URL(), wantSource: "OLLAMA_HOST", call: llmtest.Ollama,
 		},
 		{
 			name:         "ollama host as host:port",
 			env:          map[string]string{"OLLAMA_HOST": strings.TrimPrefix(s.URL(), "http://")},
 			opts:         provider.Options{Model: "llama3.2:latest"},
 			wantProvider: "ollama", wantModel: "llama3.2:latest",
-			wantBase: s.URL() + "/v1", wantSource: "OLLAMA_HOST", call: llmtest.OpenAI,
+			wantBase: s.URL(), wantSource: "OLLAMA_HOST", call: llmtest.Ollama,
 		},
 		{
 			name:         "provider flag beats the environment",
@@ -128,7 +128,7 @@ func TestResolvePrecedence(t *testing.T) {
 			opts:         provider.Options{Provider: "ollama", BaseURL: s.URL()},
 			env:          map[string]string{"ANTHROPIC_API_KEY": secret},
 			wantProvider: "ollama", wantModel: "qwen3:8b",
-			wantBase: s.URL() + "/v1", wantSource: "--provider", call: llmtest.OpenAI,
+			wantBase: s.URL(), wantSource: "--provider", call: llmtest.Ollama,
 		},
 	}
 	for _, tt := range tests {
