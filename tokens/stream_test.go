@@ -1,0 +1,125 @@
+package tokens
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// realText is the repository's own markdown: READMEs, docs and the bench
+// corpus, real prose with code, tables and lists.
+func realText(t testing.TB) []string {
+	var out []string
+	for _, pat := range []string{"../*.md", "../docs/*.md", "../bench/testdata/corpus/*.md", "../examples/*.md"} {
+		files, _ := filepath.Glob(pat)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+	}
+	if len(out) < 5 {
+		t.Fatalf("found %d markdown files to test on, want several", len(out))
+	}
+	return out
+}
+
+// whole counts s in one piece, the way Count did before it streamed.
+func whole(c *Counter, s string) int { return c.countPiece(s) }
+
+// cutEverywhere makes every clean break a piece boundary for the test.
+func cutEverywhere(t testing.TB) {
+	old := chunkBytes
+	chunkBytes = 1
+	t.Cleanup(func() { chunkBytes = old })
+}
+
+func TestCleanBreaksCompose(t *testing.T) {
+	docs := realText(t)
+	cutEverywhere(t)
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range docs {
+			breaks := 0
+			for b := nextBreak(d, 1); b >= 0; b = nextBreak(d, b+1) {
+				breaks++
+			}
+			if breaks < 10 {
+				t.Fatalf("%s: document %d has %d clean breaks; the test would prove nothing", enc, i, breaks)
+			}
+			if got, want := c.Count(d), whole(c, d); got != want {
+				t.Errorf("%s: document %d (%d bytes): counted in %d pieces %d, whole %d", enc, i, len(d), breaks+1, got, want)
+			}
+		}
+	}
+}
+
+func TestCountJoinedAndWrapped(t *testing.T) {
+	docs := realText(t)
+	c := Default()
+	wraps := [][2]string{
+		{"<context>\n", "</context>\n\n"},
+		{"<context>\n", "\n</context>\n\n"},
+		{"", ""},
+		{"Task: x\n\n<document lines=\"3\">\n", "</document>\n\nTask:\nWhat?"},
+		{"no newline before", "/ a slash after"},
+		{"  ", "\n\n   \n"},
+	}
+	for i, d := range docs {
+		ct := c.Counted(d)
+		if ct.Tokens() != whole(c, d) {
+			t.Fatalf("document %d: Counted %d, whole %d", i, ct.Tokens(), whole(c, d))
+		}
+		for _, w := range wraps {
+			want := whole(c, w[0]+d+w[1])
+			if got := ct.Wrapped(w[0], w[1]); got != want {
+				t.Errorf("document %d wrapped in %q, %q: %d, want %d", i, w[0], w[1], got, want)
+			}
+			if got := c.CountJoined(w[0], d, w[1]); got != want {
+				t.Errorf("document %d joined with %q, %q: %d, want %d", i, w[0], w[1], got, want)
+			}
+		}
+	}
+}
+
+// TestCountBoundedMemory: counting 4 MB allocates a small multiple of the
+// text, not the tokenizer's copy of all of it (a []rune of 16 MB and every
+// match at once).
+func TestCountBoundedMemory(t *testing.T) {
+	doc := strings.Join(realText(t), "\n")
+	var b strings.Builder
+	for b.Len() < 4<<20 {
+		b.WriteString(doc)
+	}
+	big := b.String()
+	c := Default()
+	c.Count(big[:1<<20]) // warm the codec's pools
+	peak := peakHeapDuring(t, func() { c.Count(big) })
+	if peak > uint64(len(big)) {
+		t.Errorf("counting %d bytes raised the heap by %d bytes at peak, want below the text's size", len(big), peak)
+	}
+}
+
+func FuzzCleanBreaks(f *testing.F) {
+	for _, s := range []string{"a\nb", "x.\n/y", "# T\n\n- a\n- b\n", "  \n\nword", "é\nñ\n\r\nz", ".\n\n\n/\n#", "\xff\n\xfeq\nz"} {
+		f.Add(s, "<p>\n", "\n</p>")
+	}
+	old := chunkBytes
+	chunkBytes = 1
+	defer func() { chunkBytes = old }()
+	c := Default()
+	f.Fuzz(func(t *testing.T, s, pre, suf string) {
+		if got, want := c.Count(s), whole(c, s); got != want {
+			t.Fatalf("Count(%q) = %d in pieces, %d whole", s, got, want)
+		}
+		if got, want := c.Counted(s).Wrapped(pre, suf), whole(c, pre+s+suf); got != want {
+			t.Fatalf("Wrapped(%q, %q, %q) = %d, whole %d", pre, s, suf, got, want)
+		}
+	})
+}
