@@ -1,6 +1,7 @@
 package slice
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 	"sync"
@@ -43,6 +44,44 @@ func inlineText(n ast.Node, src []byte) string {
 	}
 	walk(n)
 	return collapseSpace(b.String())
+}
+
+// headingTitle is the plain text of a heading found by the block-only
+// parse: its lines parsed as one paragraph of inline markdown, with the
+// document's link reference definitions, then reduced by inlineText. It is
+// the text the full parse would give the heading.
+func headingTitle(h *ast.Heading, src []byte, refs []parser.Reference) string {
+	lines := h.Lines()
+	var buf []byte
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		buf = append(buf, seg.Value(src)...)
+	}
+	if !hasMarkup(buf) {
+		// Nothing inline markdown would change: the words as written.
+		return collapseSpace(string(buf))
+	}
+	var opts []parser.ParseOption
+	if len(refs) > 0 && bytes.IndexByte(buf, '[') >= 0 {
+		hc := parser.NewContext()
+		for _, r := range refs {
+			hc.AddReference(r)
+		}
+		opts = append(opts, parser.WithContext(hc))
+	}
+	root := inlineOnly().Parse(text.NewReader(buf), opts...)
+	var parts []string
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		parts = append(parts, inlineText(n, buf))
+	}
+	return collapseSpace(strings.Join(parts, " "))
+}
+
+// hasMarkup reports whether b holds a byte that inline markdown could read
+// as markup: emphasis, code, links, images, autolinks and raw HTML, escapes
+// and entities.
+func hasMarkup(b []byte) bool {
+	return bytes.ContainsAny(b, "\\`*_[]<>&!~")
 }
 
 // inlineOnly parses a pointer as a single run of inline markdown: with only
