@@ -129,10 +129,16 @@ func (c *Counter) countJoined(parts ...string) int {
 	return n
 }
 
+// pieceHook, when set (by tests), sees the size of every piece counted.
+var pieceHook func(n int)
+
 // countPiece counts one piece with the tokenizer.
 func (c *Counter) countPiece(s string) int {
 	if s == "" {
 		return 0
+	}
+	if pieceHook != nil {
+		pieceHook(len(s))
 	}
 	n, err := c.codec.Count(s)
 	if err != nil {
