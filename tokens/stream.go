@@ -140,6 +140,9 @@ func (c *Counter) countPiece(s string) int {
 	if pieceHook != nil {
 		pieceHook(len(s))
 	}
+	if c.meter != nil {
+		c.meter.Add(int64(len(s)))
+	}
 	n, err := c.codec.Count(s)
 	if err != nil {
 		// With ErrorModeReplace the codec does not fail on input; an error

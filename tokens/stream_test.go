@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -135,4 +136,19 @@ func FuzzCleanBreaks(f *testing.F) {
 			t.Fatalf("Wrapped(%q, %q, %q) = %d, whole %d", pre, s, suf, got, want)
 		}
 	})
+}
+
+func TestMetered(t *testing.T) {
+	var n atomic.Int64
+	c := Default().Metered(&n)
+	doc := realText(t)[0]
+	ct := c.Counted(doc)
+	if ct.Tokens() != Default().Count(doc) || n.Load() != int64(len(doc)) {
+		t.Fatalf("Counted: %d tokens (want %d), %d bytes metered of %d", ct.Tokens(), Default().Count(doc), n.Load(), len(doc))
+	}
+	n.Store(0)
+	ct.Wrapped("<context>\n", "</context>\n")
+	if got := n.Load(); got >= int64(len(doc))/2 {
+		t.Errorf("Wrapped tokenized %d bytes of a %d-byte text again", got, len(doc))
+	}
 }

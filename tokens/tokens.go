@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tiktoken-go/tokenizer"
 	"github.com/tiktoken-go/tokenizer/codec"
@@ -35,6 +36,7 @@ const DefaultEncoding = O200kBase
 type Counter struct {
 	enc   Encoding
 	codec *codec.Codec
+	meter *atomic.Int64 // nil, or where Metered counts bytes tokenized
 }
 
 var (
@@ -89,6 +91,14 @@ func ForModel(model string) *Counter {
 		return Default()
 	}
 	return c
+}
+
+// Metered returns a counter that counts as c does and adds the size in
+// bytes of every text it tokenizes to *n. Bytes over a text's size say how
+// many times it was read: a run that tokenizes its context once shows n
+// close to the context's size.
+func (c *Counter) Metered(n *atomic.Int64) *Counter {
+	return &Counter{enc: c.enc, codec: c.codec, meter: n}
 }
 
 // Encoding reports the encoding c counts with.
