@@ -141,6 +141,7 @@ type run struct {
 	naiveOnce  sync.Once
 	sysTokens  map[string]int // by skill name
 	naiveBlock int
+	counts     textCounts // the context counted once (count.go)
 }
 
 func (r *run) warnf(format string, a ...any) {
@@ -154,7 +155,7 @@ func (r *run) warnf(format string, a ...any) {
 func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	cfg.defaults()
 	start := cfg.Now()
-	r := &run{cfg: cfg, doc: slice.Parse([]byte(cfg.Context))}
+	r := &run{cfg: cfg, doc: slice.ParseString(cfg.Context)}
 	r.rec = &Record{
 		ID:           newRunID(start),
 		StartedAt:    start.UTC(),
@@ -174,7 +175,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 		r.rec.Provider, r.rec.Model, r.rec.PlannerModel = "", "", ""
 	}
 	r.acct.Counter = string(cfg.Counter.Encoding())
-	r.acct.ContextTokens = cfg.Counter.Count(cfg.Context)
+	r.acct.ContextTokens = r.contextCounted().Tokens()
 	r.singleCall()
 	err := r.ask(ctx)
 	r.acct.finish()
@@ -278,9 +279,11 @@ func (r *run) prepare(i int) (*llm.Request, error) {
 	}
 	info.Lines = strings.Count(text, "\n") + 1
 	res.Slice = info
-	res.ContextTokens = r.cfg.Counter.Count(text)
-	block, instr := contextBlock(text), subagentInstruction(r.cfg.Task, st, sk.OutputHint)
-	user := block + instr
+	ct := r.counted(text)
+	res.ContextTokens = ct.Tokens()
+	instr := subagentInstruction(r.cfg.Task, st, sk.OutputHint)
+	pre, post := contextBlockWrap(text)
+	user := pre + text + post + instr // contextBlock(text) + instr, built once
 	req := &llm.Request{
 		Model:       r.cfg.ModelName,
 		System:      sk.Body,
@@ -290,7 +293,7 @@ func (r *run) prepare(i int) (*llm.Request, error) {
 		Stream:      r.cfg.Stream,
 	}
 	sysTokens, instrTokens := r.systemTokens(sk.Name, req.System), r.count(instr)
-	res.PromptTokens = sysTokens + r.count(block) + instrTokens
+	res.PromptTokens = sysTokens + r.blockTokens(ct) + instrTokens
 	if err := r.fits(fmt.Sprintf("subtask %d", i+1), req, res.PromptTokens); err != nil {
 		return nil, err
 	}
@@ -490,7 +493,7 @@ func (r *run) systemTokens(skill, system string) int {
 // naiveBlockTokens counts the whole context as a naive prompt would carry
 // it; every naive prompt carries the same block, so it is counted once.
 func (r *run) naiveBlockTokens() int {
-	r.naiveOnce.Do(func() { r.naiveBlock = r.count(contextBlock(r.cfg.Context)) })
+	r.naiveOnce.Do(func() { r.naiveBlock = r.blockTokens(r.contextCounted()) })
 	return r.naiveBlock
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/plan"
@@ -208,12 +207,8 @@ func (r *run) promptInput() plan.PromptInput {
 
 func (r *run) retrievalPlan() *plan.Plan {
 	var sections []plan.SectionText
-	lines := r.doc.Lines()
 	for _, h := range r.doc.Outline() {
-		body := ""
-		if h.Line >= 1 && h.EndLine <= len(lines) && h.Line <= h.EndLine {
-			body = strings.Join(lines[h.Line-1:h.EndLine], "\n")
-		}
+		body := r.doc.LinesText(h.Line, h.EndLine) // shares the context: no copy per heading
 		sections = append(sections, plan.SectionText{Title: h.Title, Path: h.Path, Level: h.Level, Line: h.Line, EndLine: h.EndLine, Text: body})
 	}
 	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: sections, Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks})
