@@ -26,7 +26,7 @@ type Options struct {
 	// tokens-per-minute run, for a check in well under a minute.
 	Quick bool
 	// Only, when not empty, runs just the named benchmarks: "tokens",
-	// "pointers", "fanout", "overhead", "cost".
+	// "pointers", "fanout", "overhead", "cost", "memory", "assembler".
 	Only []string
 	// MaxDocs, when positive, uses only the first MaxDocs corpus documents
 	// (for tests of the command; a report is made from the whole corpus).
@@ -56,7 +56,7 @@ func (o Options) logf(format string, a ...any) {
 }
 
 // Names are the benchmarks Options.Only accepts, in run order.
-var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost"}
+var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler"}
 
 // Report is everything one run measured.
 type Report struct {
@@ -110,6 +110,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.want("cost") {
 		r.Sections = append(r.Sections, CostSection(effs))
+	}
+	if err := r.runPerf(ctx, tasks, opts); err != nil {
+		return nil, err
 	}
 	r.Elapsed = time.Since(r.Started)
 	return r, nil
