@@ -132,7 +132,7 @@ func TestCountBoundedPieces(t *testing.T) {
 }
 
 func FuzzCleanBreaks(f *testing.F) {
-	for _, s := range []string{"a\nb", "x.\n/y", "# T\n\n- a\n- b\n", "  \n\nword", "é\nñ\n\r\nz", ".\n\n\n/\n#", "\xff\n\xfeq\nz"} {
+	for _, s := range []string{"a\nb", "x.\n/y", "# T\n\n- a\n- b\n", "  \n\nword", "é\nñ\n\r\nz", ".\n\n\n/\n#", "\xff\n\xfeq\nz", "a\n's b\n\u0301x\n\u00a0y\n123\n/z\n\t\nq", "end.\n\n", "\n\n\nA\n \nB", "x\r\n\r\nY\rZ", "日本\n語\nÉté\n—dash\n«q»"} {
 		f.Add(s, "<p>\n", "\n</p>")
 	}
 	old := chunkBytes
