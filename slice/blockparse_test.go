@@ -85,6 +85,12 @@ and a second line
 <span>inline</span> at the start of a paragraph
 # Heading after a paragraph
 
+<custom-tag attr="x>y" other='a>b'>
+# after a type 7 block opened by a tag with '>' in quoted values
+
+<kbd>Ctrl</kbd>
+# after a line that is a tag and more (no HTML block)
+
 <custom-tag attr="x">
 # a heading? type 7 cannot interrupt a paragraph, but this follows a blank line
 

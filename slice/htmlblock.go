@@ -28,8 +28,8 @@ func blockParsers() []util.PrioritizedValue {
 // htmlBlockFilter passes a line to the HTML block parser only when it could
 // open an HTML block (CommonMark types 1 to 7): "<!" or "<?", a tag whose
 // name opens a block by itself (types 1 and 6), or any tag alone on its line
-// (type 7, which must end with '>'). It refuses no line the parser would
-// accept, so the document's blocks are the same.
+// (type 7: nothing but white space after the tag). It refuses no line the
+// parser would accept, so the document's blocks are the same.
 type htmlBlockFilter struct{ parser.BlockParser }
 
 func (f htmlBlockFilter) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
@@ -62,8 +62,29 @@ func mayOpenHTMLBlock(line []byte) bool {
 	if blockTags[string(bytes.ToLower(t[:n]))] {
 		return true
 	}
-	rest := bytes.TrimRight(t[n:], " \t\r\n")
-	return len(rest) > 0 && rest[len(rest)-1] == '>'
+	return tagAloneOnLine(t[n:])
+}
+
+// tagAloneOnLine reports whether rest, what follows a tag name, could close
+// the tag and end the line, as an HTML block of type 7 needs ("<kbd>Ctrl</kbd>"
+// cannot): the first '>' outside a quoted attribute value ends the tag
+// (neither attribute names nor unquoted values hold one), and only white
+// space may follow it.
+func tagAloneOnLine(rest []byte) bool {
+	var quote byte
+	for i, c := range rest {
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '>':
+			return len(bytes.TrimRight(rest[i+1:], " \t\r\n")) == 0
+		}
+	}
+	return false
 }
 
 func isASCIILetter(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
