@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -177,6 +178,9 @@ var numberingRe = regexp.MustCompile(`(?i)^(?:` +
 // the word that introduced the number ("step", "appendix"), folded so that
 // "Sec." and "§" both read "section".
 func splitNumbering(s string) (label, num, rest string) {
+	if !mayNumber(s) {
+		return "", "", s
+	}
 	m := numberingRe.FindStringSubmatch(s)
 	if m == nil {
 		return "", "", s
@@ -199,9 +203,49 @@ func splitNumbering(s string) (label, num, rest string) {
 	return label, num, strings.TrimSpace(s[len(m[0]):])
 }
 
+// mayNumber reports whether numberingRe could match s: most titles start
+// with a word that is no label and no enumeration, and the regular
+// expression is most of the cost of indexing a large document's headings.
+// It never says no where the expression would match.
+func mayNumber(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	switch {
+	case r >= '0' && r <= '9', r == '§', r == '(':
+		return true
+	case !unicode.IsLetter(r):
+		return false
+	}
+	p := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	if p < 0 {
+		p = len(s)
+	}
+	if p < len(s) && (s[p] == '.' || s[p] == ')') {
+		return true
+	}
+	for _, l := range numberingLabels {
+		if strings.EqualFold(s[:p], l) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberingLabels are the words numberingRe accepts before a number.
+var numberingLabels = []string{"section", "chapter", "part", "appendix", "step", "phase", "stage"}
+
 // fillerRe matches words models wrap around a title they cite: "the Results
 // section" names "Results".
 var fillerRe = regexp.MustCompile(`(?i)^(?:the\s+)|\s+(?:section|chapter)$`)
+
+// mayFiller reports whether fillerRe could match s (a cheap test before the
+// expression; it never says no where the expression would match).
+func mayFiller(s string) bool {
+	if len(s) >= 3 && strings.EqualFold(s[:3], "the") {
+		return true
+	}
+	tail := strings.ToLower(s[max(0, len(s)-8):])
+	return strings.HasSuffix(tail, "ection") || strings.HasSuffix(tail, "hapter")
+}
 
 // headingKeys are the precomputed forms a heading or pointer is compared in.
 type headingKeys struct {
@@ -219,7 +263,10 @@ func keysOf(title string) headingKeys {
 	k.full = compact(key(k.clean))
 	label, num, rest := splitNumbering(k.clean)
 	k.label, k.num = label, strings.TrimSuffix(num, ".")
-	rk := key(fillerRe.ReplaceAllString(rest, ""))
+	if mayFiller(rest) {
+		rest = fillerRe.ReplaceAllString(rest, "")
+	}
+	rk := key(rest)
 	k.rest = compact(rk)
 	k.words = strings.Fields(rk)
 	return k
