@@ -100,3 +100,33 @@ func TestLinesOnly(t *testing.T) {
 		}
 	}
 }
+
+// readOnlyDoc is a constant: its bytes live in read-only memory, so a parse
+// that wrote to the text it shares would crash rather than pass.
+const readOnlyDoc = "---\ntitle: x\n---\n# A\tTab\r\nline\rlone CR\n\nSetext *b*\n===\n\n<div>\n# not\n</div>\n\n- <kbd>k</kbd>\n\n[r]: /u\n## [r] &amp; \\*e\\*\n    code\n```\n# fenced\n```\n"
+
+// readOnlyFrontMatter has front matter and no lone CR, so the parse blanks
+// the front matter in a copy it makes itself.
+const readOnlyFrontMatter = "---\nk: v\n---\n# Only\ntext\n"
+
+func TestParseStringDoesNotWrite(t *testing.T) {
+	if hs := ParseString(readOnlyFrontMatter).Outline(); len(hs) != 1 || hs[0].Title != "Only" || hs[0].Line != 4 {
+		t.Errorf("front matter document: %+v", hs)
+	}
+	d := ParseString(readOnlyDoc)
+	var titles []string
+	for _, h := range d.Outline() {
+		titles = append(titles, h.Title)
+	}
+	if got := strings.Join(titles, "|"); got != "A Tab|Setext b|r & *e*" {
+		t.Errorf("headings %q", got)
+	}
+	r := d.Extract(Pointers{Sections: []string{"Setext b", "A Tab"}, LineRanges: [][2]int{{1, 2}}})
+	if len(r.Matched) != 3 || !strings.Contains(r.Text, "lone CR") {
+		t.Errorf("extract: %+v", r)
+	}
+	combined, _ := Combine([]NamedDoc{{Name: "a.md", Data: []byte(readOnlyDoc)}})
+	if len(Parse(combined).Outline()) != 4 {
+		t.Errorf("combined outline: %+v", Parse(combined).Outline())
+	}
+}
