@@ -311,11 +311,18 @@ func RunMemory(ctx context.Context, tasks []*Task, opts Options) (Section, error
 		fbOnce.Met = false
 	}
 	sec.Targets = []Target{liveT, onceT, fbT, fbOnce}
-	sec.Notes = []string{
-		"How each could fail: the heap targets fail when a copy of the document is held per heading (the retrieval planner's section texts), per prompt (the planner's request, a fallback's message) or per subtask (requests built before a slot frees); the counting targets fail when a prompt that holds the document is tokenized whole instead of as its wrapping plus the document's count, as every baseline, the planner and each fallback were before.",
-	}
+	sec.Notes = []string{"How each could fail: " + failDryLive + "; " + failDryOnce + "; " + failFallbackHeap + "; " + failFallbackOnce + "."}
 	return sec, nil
 }
+
+// How each memory target could fail: what a run would measure for it to be
+// missed.
+const (
+	failDryLive      = "the dry run's heap fails when a copy of the document is held per heading (the retrieval planner's section texts), per prompt (the planner's request, a fallback's message) or in an index larger than the text"
+	failDryOnce      = "the dry run's counting fails when a prompt that holds the document (a baseline, the planner's request, the fallback) is tokenized whole instead of as its wrapping plus the document's count: each adds 1 to the ratio, as five readings did before"
+	failFallbackHeap = "the fallbacks' heap fails when requests are built ahead of the concurrency that sends them (500 copies of 1 MB) or a copy of the context is held per subtask"
+	failFallbackOnce = "the fallbacks' counting fails when each fallback's prompt is counted whole: the ratio then grows with the number of subtasks"
+)
 
 func joinOr(parts []string, none string) string {
 	if len(parts) == 0 {
