@@ -31,7 +31,7 @@ type Options struct {
 	// tokens-per-minute run, for a check in well under a minute.
 	Quick bool
 	// Only, when not empty, runs just the named benchmarks: "tokens",
-	// "pointers", "fanout", "overhead", "cost", "scale".
+	// "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale".
 	Only []string
 	// MaxDocs, when positive, uses only the first MaxDocs corpus documents
 	// (for tests of the command; a report is made from the whole corpus).
@@ -61,7 +61,7 @@ func (o Options) logf(format string, a ...any) {
 }
 
 // Names are the benchmarks Options.Only accepts, in run order.
-var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "scale"}
+var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale"}
 
 // Report is everything one run measured.
 type Report struct {
@@ -119,6 +119,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.want("cost") {
 		r.Sections = append(r.Sections, CostSection(effs))
+	}
+	if err := r.runPerf(ctx, tasks, opts); err != nil {
+		return nil, err
 	}
 	if opts.want("scale") {
 		s, err := RunScale(ctx, tasks, opts)

@@ -153,6 +153,8 @@ type run struct {
 	// slots bounds the sub-agent calls in flight, plain and map-reduce
 	// alike, to Concurrency (dispatch.go).
 	slots chan struct{}
+
+	counts textCounts // the context counted once (count.go)
 }
 
 func (r *run) warnf(format string, a ...any) {
@@ -166,7 +168,7 @@ func (r *run) warnf(format string, a ...any) {
 func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	cfg.defaults()
 	start := cfg.Now()
-	r := &run{cfg: cfg, doc: slice.Parse([]byte(cfg.Context))}
+	r := &run{cfg: cfg, doc: slice.ParseString(cfg.Context)}
 	r.rec = &Record{
 		ID:           newRunID(start),
 		StartedAt:    start.UTC(),
@@ -186,7 +188,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 		r.rec.Provider, r.rec.Model, r.rec.PlannerModel = "", "", ""
 	}
 	r.acct.Counter = string(cfg.Counter.Encoding())
-	r.acct.ContextTokens = cfg.Counter.Count(cfg.Context)
+	r.acct.ContextTokens = r.contextCounted().Tokens()
 	r.singleCall()
 	err := r.ask(ctx)
 	r.acct.finish()
@@ -341,7 +343,7 @@ func (r *run) systemTokens(skill, system string) int {
 // naiveBlockTokens counts the whole context as a naive prompt would carry
 // it; every naive prompt carries the same block, so it is counted once.
 func (r *run) naiveBlockTokens() int {
-	r.naiveOnce.Do(func() { r.naiveBlock = r.count(contextBlock(r.cfg.Context)) })
+	r.naiveOnce.Do(func() { r.naiveBlock = r.blockTokens(r.contextCounted()) })
 	return r.naiveBlock
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/baton-dev/baton/plan"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/slice"
+	"github.com/baton-dev/baton/tokens"
 )
 
 // job is one delegated subtask between its cut and its calls. It holds the
@@ -22,6 +23,9 @@ type job struct {
 	sk    *skill.Skill
 	text  string // the slice; the whole context itself for a fallback or scope all
 	whole bool   // text is the whole context, whose counts are already known
+	// ct is text counted once: its size in the record and its block in
+	// the request are both taken from it (count.go).
+	ct    tokens.Counted
 	instr string
 	// naive is the subtask's naive prompt (the same request with the
 	// whole context), added to the accounting with its first call.
@@ -81,7 +85,8 @@ func (r *run) cut(i int) *job {
 	if j.whole {
 		res.ContextTokens = r.acct.ContextTokens
 	} else {
-		res.ContextTokens = r.cfg.Counter.Count(j.text)
+		j.ct = r.cfg.Counter.Counted(j.text)
+		res.ContextTokens = j.ct.Tokens()
 	}
 	return j
 }
@@ -94,7 +99,7 @@ func (r *run) wholeCount(j *job) int {
 	if j.whole {
 		return j.naive
 	}
-	return r.systemTokens(j.sk.Name, j.sk.Body) + r.count(contextBlock(j.text)) + r.count(j.instr)
+	return r.systemTokens(j.sk.Name, j.sk.Body) + r.blockTokens(j.ct) + r.count(j.instr)
 }
 
 // wholeRequest builds subtask j's one request over its whole slice.
@@ -128,14 +133,13 @@ func (r *run) subagentRequest(system, user string) *llm.Request {
 // userMessage is contextBlock(text)+instr built in one allocation: for the
 // whole context that is the largest string a run builds.
 func userMessage(text, instr string) string {
+	// The wrapping is contextBlockWrap's, which blockTokens counts.
+	pre, post := contextBlockWrap(text)
 	var b strings.Builder
-	b.Grow(len(text) + len(instr) + 32)
-	b.WriteString("<context>\n")
+	b.Grow(len(pre) + len(text) + len(post) + len(instr))
+	b.WriteString(pre)
 	b.WriteString(text)
-	if !strings.HasSuffix(text, "\n") {
-		b.WriteByte('\n')
-	}
-	b.WriteString("</context>\n\n")
+	b.WriteString(post)
 	b.WriteString(instr)
 	return b.String()
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/outline"
@@ -323,13 +322,9 @@ func (r *run) retrievalPlan() *plan.Plan {
 // sectionTexts is every section of the context with its text, as the
 // retrieval planner ranks them.
 func (r *run) sectionTexts() []plan.SectionText {
-	lines := r.doc.Lines()
 	sections := []plan.SectionText{}
 	for _, h := range r.doc.Outline() {
-		body := ""
-		if h.Line >= 1 && h.EndLine <= len(lines) && h.Line <= h.EndLine {
-			body = strings.Join(lines[h.Line-1:h.EndLine], "\n")
-		}
+		body := r.doc.LinesText(h.Line, h.EndLine) // shares the context: no copy per heading
 		sections = append(sections, plan.SectionText{Title: h.Title, Path: h.Path, Level: h.Level, Line: h.Line, EndLine: h.EndLine, Text: body})
 	}
 	return sections

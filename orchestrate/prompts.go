@@ -33,15 +33,8 @@ func subagentUser(task string, st plan.Subtask, context, hint string) string {
 }
 
 func contextBlock(context string) string {
-	var b strings.Builder
-	b.Grow(len(context) + 32)
-	b.WriteString("<context>\n")
-	b.WriteString(context)
-	if !strings.HasSuffix(context, "\n") {
-		b.WriteByte('\n')
-	}
-	b.WriteString("</context>\n\n")
-	return b.String()
+	prefix, suffix := contextBlockWrap(context)
+	return prefix + context + suffix
 }
 
 func subagentInstruction(task string, st plan.Subtask, hint string) string {

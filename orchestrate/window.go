@@ -101,11 +101,12 @@ func (r *run) fits(what string, req *llm.Request, n int) error {
 	return &WindowError{What: what, Model: req.Model, Prompt: n, MaxTokens: req.MaxTokens, Window: w.Tokens, Source: w.Source}
 }
 
-// requestTokens counts what a request sends: its system prompt and messages.
+// requestTokens counts what a request sends: its system prompt and messages
+// (one that holds the whole context reuses its count: see count.go).
 func (r *run) requestTokens(req *llm.Request) int {
-	parts := []string{req.System}
+	n := r.promptTokens(req.System)
 	for _, m := range req.Messages {
-		parts = append(parts, m.Content)
+		n += r.promptTokens(m.Content)
 	}
-	return r.count(parts...)
+	return n
 }

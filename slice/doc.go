@@ -28,12 +28,15 @@ import (
 	"bytes"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // Heading is one markdown heading and the section it opens.
@@ -64,6 +67,9 @@ type Heading struct {
 // Document is parsed markdown with its headings indexed by line. Any bytes
 // are a document; parsing never fails.
 type Document struct {
+	// text is the document; src is the same bytes, for the parser and the
+	// scans, and is never written to.
+	text       string
 	src        []byte
 	lineStarts []int // byte offset of the start of each line
 	headings   []Heading
@@ -82,14 +88,60 @@ type Document struct {
 // one is not free.
 var markdown = sync.OnceValue(func() parser.Parser { return goldmark.DefaultParser() })
 
+// blocksOnly finds the document's structure without parsing the inline
+// markup of every paragraph, which is most of a full parse (raw HTML and
+// link scanning) and of no use to an assembler: only a heading's own text is
+// parsed inline, by headingTitle. Link reference definitions are still
+// collected, since they decide whether "[x]" in a heading is a link.
+var blocksOnly = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(blockParsers()...),
+		parser.WithParagraphTransformers(append(parser.DefaultParagraphTransformers(),
+			util.Prioritized(dropParagraphText{}, 1000))...),
+	)
+})
+
+// dropParagraphText empties a finished paragraph, once its link reference
+// definitions are taken, so that the parser's inline pass has nothing to
+// walk: a paragraph is never a section boundary. A paragraph that a setext
+// underline is turning into a heading is kept: the parser calls the
+// transformers with the underline as the current line, and the heading takes
+// the paragraph's lines. Any line that could be such an underline keeps the
+// paragraph, which costs only time.
+type dropParagraphText struct{}
+
+func (dropParagraphText) Transform(node *ast.Paragraph, reader text.Reader, _ parser.Context) {
+	line, _ := reader.PeekLine()
+	if mayUnderline(line) {
+		return
+	}
+	node.Lines().Clear()
+}
+
+// mayUnderline reports whether line, less any block quote markers, is only
+// '=' or '-' and white space.
+func mayUnderline(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t>")
+	t = bytes.TrimRight(t, " \t\r\n")
+	return len(t) > 0 && (len(bytes.Trim(t, "= \t")) == 0 || len(bytes.Trim(t, "- \t")) == 0)
+}
+
 // Parse indexes src. Only headings at the top level of the document open
 // sections: a heading inside a block quote or list item is quoted content,
 // not structure. YAML front matter at the start is not markdown and holds no
-// headings.
-func Parse(src []byte) *Document {
-	d := &Document{src: src, lineStarts: lineStarts(src)}
+// headings. The Document keeps its own copy of src.
+func Parse(src []byte) *Document { return ParseString(string(src)) }
+
+// ParseString is Parse of a string, which the Document shares rather than
+// copies: the text a caller already holds (a run's whole context) is not
+// held twice, and Text and whole-section cuts return parts of it.
+func ParseString(s string) *Document {
+	src := unsafe.Slice(unsafe.StringData(s), len(s)) // never written to
+	d := &Document{text: s, src: src, lineStarts: lineStarts(src)}
 	parseSrc := parseView(src)
-	root := markdown().Parse(text.NewReader(parseSrc))
+	pc := parser.NewContext()
+	root := blocksOnly().Parse(text.NewReader(parseSrc), parser.WithContext(pc))
+	refs := pc.References()
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
@@ -118,7 +170,7 @@ func Parse(src []byte) *Document {
 			path = append(path, d.headings[i].Title)
 		}
 		anc := append([]int(nil), stack...)
-		title := inlineText(h, parseSrc)
+		title := headingTitle(h, parseSrc, refs)
 		d.headings = append(d.headings, Heading{
 			Level: h.Level, Title: title, Line: line, Path: path,
 			rawEnd: rawEnd, setext: setext, anc: anc,
@@ -227,7 +279,18 @@ func lineStarts(src []byte) []int {
 		return nil
 	}
 	// A line ends at '\n', or at a '\r' that no '\n' follows.
-	starts := []int{0}
+	starts := make([]int, 1, bytes.Count(src, []byte("\n"))+1)
+	if bytes.IndexByte(src, '\r') < 0 {
+		for i := bytes.IndexByte(src, '\n'); i >= 0 && i+1 < len(src); {
+			starts = append(starts, i+1)
+			j := bytes.IndexByte(src[i+1:], '\n')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+		}
+		return starts
+	}
 	for i, b := range src {
 		if i+1 < len(src) && (b == '\n' || (b == '\r' && src[i+1] != '\n')) {
 			starts = append(starts, i+1)
@@ -244,12 +307,49 @@ func (d *Document) lineOf(off int) int {
 // span returns the bytes of lines from..to (1-indexed, inclusive), each with
 // its line terminator.
 func (d *Document) span(from, to int) []byte {
-	start := d.lineStarts[from-1]
-	end := len(d.src)
+	start, end := d.spanOffsets(from, to)
+	return d.src[start:end]
+}
+
+// spanOffsets returns the byte offsets of span(from, to).
+func (d *Document) spanOffsets(from, to int) (start, end int) {
+	start = d.lineStarts[from-1]
+	end = len(d.src)
 	if to < len(d.lineStarts) {
 		end = d.lineStarts[to]
 	}
-	return d.src[start:end]
+	return start, end
+}
+
+// LinesText returns lines from..to (1-indexed, inclusive, clamped to the
+// document) as one string: the lines' own terminators between them and none
+// after the last, the text strings.Join(Lines()[from-1:to], "\n") gives for
+// a document with "\n" endings. It shares the document's memory rather than
+// copying it, so a caller that needs every section's text (a retrieval
+// planner) holds the document once, not once per heading above each line.
+func (d *Document) LinesText(from, to int) string {
+	from, to = max(from, 1), min(to, d.NumLines())
+	if from > to {
+		return ""
+	}
+	start, end := d.spanOffsets(from, to)
+	t := d.text[start:end]
+	if strings.HasSuffix(t, "\r\n") {
+		return t[:len(t)-2]
+	}
+	if strings.HasSuffix(t, "\n") || strings.HasSuffix(t, "\r") {
+		return t[:len(t)-1]
+	}
+	return t
+}
+
+// LinesOnly indexes src's lines and nothing else: no markdown is parsed.
+// Extract of line ranges cuts what it cuts from a parsed Document; the
+// Document knows no headings, so it is for callers that point by line only.
+func LinesOnly(src []byte) *Document {
+	s := string(src)
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	return &Document{text: s, src: b, lineStarts: lineStarts(b)}
 }
 
 func (d *Document) lineBytes(src []byte, line int) []byte {
@@ -265,7 +365,7 @@ func (d *Document) lineBytes(src []byte, line int) []byte {
 func (d *Document) NumLines() int { return len(d.lineStarts) }
 
 // Text returns the document as given.
-func (d *Document) Text() string { return string(d.src) }
+func (d *Document) Text() string { return d.text }
 
 // Lines returns the document's lines without their terminators ("\n",
 // "\r\n" or a lone "\r"); Lines()[0] is line 1.

@@ -112,8 +112,15 @@ func (d *Document) Extract(p Pointers) Result {
 		}
 		return r
 	}
+	spans := mergeSpans(r.Matched)
+	if len(spans) == 1 {
+		// One run of lines is a part of the document's own text: no copy.
+		start, end := d.spanOffsets(spans[0][0], spans[0][1])
+		r.Text = d.text[start:end]
+		return r
+	}
 	var b strings.Builder
-	for _, s := range mergeSpans(r.Matched) {
+	for _, s := range spans {
 		b.Write(d.span(s[0], s[1]))
 	}
 	r.Text = b.String()

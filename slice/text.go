@@ -1,10 +1,12 @@
 package slice
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -43,6 +45,44 @@ func inlineText(n ast.Node, src []byte) string {
 	}
 	walk(n)
 	return collapseSpace(b.String())
+}
+
+// headingTitle is the plain text of a heading found by the block-only
+// parse: its lines parsed as one paragraph of inline markdown, with the
+// document's link reference definitions, then reduced by inlineText. It is
+// the text the full parse would give the heading.
+func headingTitle(h *ast.Heading, src []byte, refs []parser.Reference) string {
+	lines := h.Lines()
+	var buf []byte
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		buf = append(buf, seg.Value(src)...)
+	}
+	if !hasMarkup(buf) {
+		// Nothing inline markdown would change: the words as written.
+		return collapseSpace(string(buf))
+	}
+	var opts []parser.ParseOption
+	if len(refs) > 0 && bytes.IndexByte(buf, '[') >= 0 {
+		hc := parser.NewContext()
+		for _, r := range refs {
+			hc.AddReference(r)
+		}
+		opts = append(opts, parser.WithContext(hc))
+	}
+	root := inlineOnly().Parse(text.NewReader(buf), opts...)
+	var parts []string
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		parts = append(parts, inlineText(n, buf))
+	}
+	return collapseSpace(strings.Join(parts, " "))
+}
+
+// hasMarkup reports whether b holds a byte that inline markdown could read
+// as markup: emphasis, code, links, images, autolinks and raw HTML, escapes
+// and entities.
+func hasMarkup(b []byte) bool {
+	return bytes.ContainsAny(b, "\\`*_[]<>&!~")
 }
 
 // inlineOnly parses a pointer as a single run of inline markdown: with only
@@ -138,6 +178,9 @@ var numberingRe = regexp.MustCompile(`(?i)^(?:` +
 // the word that introduced the number ("step", "appendix"), folded so that
 // "Sec." and "§" both read "section".
 func splitNumbering(s string) (label, num, rest string) {
+	if !mayNumber(s) {
+		return "", "", s
+	}
 	m := numberingRe.FindStringSubmatch(s)
 	if m == nil {
 		return "", "", s
@@ -160,9 +203,49 @@ func splitNumbering(s string) (label, num, rest string) {
 	return label, num, strings.TrimSpace(s[len(m[0]):])
 }
 
+// mayNumber reports whether numberingRe could match s: most titles start
+// with a word that is no label and no enumeration, and the regular
+// expression is most of the cost of indexing a large document's headings.
+// It never says no where the expression would match.
+func mayNumber(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	switch {
+	case r >= '0' && r <= '9', r == '§', r == '(':
+		return true
+	case !unicode.IsLetter(r):
+		return false
+	}
+	p := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	if p < 0 {
+		p = len(s)
+	}
+	if p < len(s) && (s[p] == '.' || s[p] == ')') {
+		return true
+	}
+	for _, l := range numberingLabels {
+		if strings.EqualFold(s[:p], l) {
+			return true
+		}
+	}
+	return false
+}
+
+// numberingLabels are the words numberingRe accepts before a number.
+var numberingLabels = []string{"section", "chapter", "part", "appendix", "step", "phase", "stage"}
+
 // fillerRe matches words models wrap around a title they cite: "the Results
 // section" names "Results".
 var fillerRe = regexp.MustCompile(`(?i)^(?:the\s+)|\s+(?:section|chapter)$`)
+
+// mayFiller reports whether fillerRe could match s (a cheap test before the
+// expression; it never says no where the expression would match).
+func mayFiller(s string) bool {
+	if len(s) >= 3 && strings.EqualFold(s[:3], "the") {
+		return true
+	}
+	tail := strings.ToLower(s[max(0, len(s)-8):])
+	return strings.HasSuffix(tail, "ection") || strings.HasSuffix(tail, "hapter")
+}
 
 // headingKeys are the precomputed forms a heading or pointer is compared in.
 type headingKeys struct {
@@ -180,7 +263,10 @@ func keysOf(title string) headingKeys {
 	k.full = compact(key(k.clean))
 	label, num, rest := splitNumbering(k.clean)
 	k.label, k.num = label, strings.TrimSuffix(num, ".")
-	rk := key(fillerRe.ReplaceAllString(rest, ""))
+	if mayFiller(rest) {
+		rest = fillerRe.ReplaceAllString(rest, "")
+	}
+	rk := key(rest)
 	k.rest = compact(rk)
 	k.words = strings.Fields(rk)
 	return k

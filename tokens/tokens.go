@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tiktoken-go/tokenizer"
 	"github.com/tiktoken-go/tokenizer/codec"
@@ -35,6 +36,7 @@ const DefaultEncoding = O200kBase
 type Counter struct {
 	enc   Encoding
 	codec *codec.Codec
+	meter *atomic.Int64 // nil, or where Metered counts bytes tokenized
 }
 
 var (
@@ -91,23 +93,25 @@ func ForModel(model string) *Counter {
 	return c
 }
 
+// Metered returns a counter that counts as c does and adds the size in
+// bytes of every text it tokenizes to *n. Bytes over a text's size say how
+// many times it was read: a run that tokenizes its context once shows n
+// close to the context's size.
+func (c *Counter) Metered(n *atomic.Int64) *Counter {
+	return &Counter{enc: c.enc, codec: c.codec, meter: n}
+}
+
 // Encoding reports the encoding c counts with.
 func (c *Counter) Encoding() Encoding { return c.enc }
 
-// Count returns the number of tokens in s.
-func (c *Counter) Count(s string) int {
-	if s == "" {
-		return 0
-	}
-	n, err := c.codec.Count(s)
-	if err != nil {
-		// With ErrorModeReplace the codec does not fail on input; an error
-		// here would be a regexp engine limit. Fall back to a byte estimate
-		// rather than dropping the text from the accounting.
-		return (len(s) + 3) / 4
-	}
-	return n
-}
+// Count returns the number of tokens in s. A long text is counted in pieces
+// cut at clean breaks (see stream.go), so memory stays bounded by the piece,
+// not the text, and the count is the same.
+func (c *Counter) Count(s string) int { return c.countJoined(s) }
+
+// CountJoined returns Count of the concatenation of parts, without building
+// it.
+func (c *Counter) CountJoined(parts ...string) int { return c.countJoined(parts...) }
 
 // Count counts s with the default counter.
 func Count(s string) int { return Default().Count(s) }

@@ -82,7 +82,14 @@ its path, and line numbers refer to the combined text.`,
 			if err != nil {
 				return withCode(exitError, err)
 			}
-			d := slice.Parse(src)
+			// Line ranges alone need no markdown parse: the lines are
+			// indexed and cut, which is all a --lines request reads.
+			var d *slice.Document
+			if len(sections) == 0 && !outline {
+				d = slice.LinesOnly(src)
+			} else {
+				d = parseMarkdown(src)
+			}
 			out := cmd.OutOrStdout()
 			if outline {
 				return printOutline(out, d.Outline(), asJSON)
@@ -127,6 +134,10 @@ its path, and line numbers refer to the combined text.`,
 	f.BoolVar(&outline, "outline", false, "print the document's headings with their line spans instead of a slice")
 	return cmd
 }
+
+// parseMarkdown is slice.Parse; a test replaces it to see that --lines
+// alone never parses.
+var parseMarkdown = slice.Parse
 
 var lineRangeRe = regexp.MustCompile(`^\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?$`)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
 )
 
@@ -213,5 +214,31 @@ func TestSliceOutlineUniquePaths(t *testing.T) {
 	code, out, errOut = runBaton(t, doc, "slice", "--doc", "-", "--section", "Pricing")
 	if code != exitOK || out != doc || !strings.Contains(errOut, "ambiguous") || !strings.Contains(errOut, `"Vendors > Acme > Pricing" (lines 3-4)`) {
 		t.Errorf("bare Pricing: exit %d, stdout %q, stderr %q; want the whole document and an ambiguity warning", code, out, errOut)
+	}
+}
+
+// TestSliceLinesAloneDoesNotParse: --lines with no --section or --outline
+// cuts the lines without parsing the markdown (on 10 MB the parse was most
+// of the command's time), and prints what a parsed document would.
+func TestSliceLinesAloneDoesNotParse(t *testing.T) {
+	args := []string{"slice", "--doc", sliceDoc, "--lines", "3-9", "--lines", "20-22", "--lines", "5000-5001"}
+	data, err := os.ReadFile(sliceDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slice.Parse(data).Extract(slice.Pointers{LineRanges: [][2]int{{3, 9}, {20, 22}, {5000, 5001}}}).Text
+	parsed := 0
+	parseMarkdown = func(src []byte) *slice.Document { parsed++; return slice.Parse(src) }
+	defer func() { parseMarkdown = slice.Parse }()
+	code, got, stderr := runBaton(t, "", args...)
+	if code != exitOK || parsed != 0 {
+		t.Fatalf("exit %d, parsed %d times; stderr %s", code, parsed, stderr)
+	}
+	if got != want {
+		t.Errorf("--lines alone printed\n%s\nwant\n%s", got, want)
+	}
+	runBaton(t, "", "slice", "--doc", sliceDoc, "--section", "Results")
+	if parsed != 1 {
+		t.Errorf("a --section cut parsed %d times, want 1", parsed)
 	}
 }

@@ -1,0 +1,93 @@
+package orchestrate
+
+import (
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/baton-dev/baton/tokens"
+)
+
+// Counting the run's largest text once. The whole context turns up in the
+// record's context figure, in the single-call and naive baselines, in the
+// full planner's prompt and in every subtask that falls back to it; each was
+// a tokenization of the whole (a dry run over 10 MB counted it five times,
+// two CPU-seconds each). It is counted once, as a tokens.Counted, and every
+// prompt that holds it is counted as its wrapping plus that figure
+// (tokens.Counted.Wrapped, exact: it recounts the wrapping and the
+// context's first and last lines).
+
+// textCounts is the run's counting cache; the zero value is ready.
+type textCounts struct {
+	once    sync.Once
+	context tokens.Counted
+}
+
+// minReuse is the size below which a text is simply counted again: finding
+// it inside a prompt would cost more than counting it.
+const minReuse = 4 << 10
+
+// contextCounted is the run's whole context, counted on first use.
+func (r *run) contextCounted() tokens.Counted {
+	r.counts.once.Do(func() { r.counts.context = r.cfg.Counter.Counted(r.cfg.Context) })
+	return r.counts.context
+}
+
+// counted counts a slice; a slice that is the whole context (a fallback)
+// takes the context's count.
+func (r *run) counted(text string) tokens.Counted {
+	if isContext(text, r.cfg.Context) {
+		return r.contextCounted()
+	}
+	return r.cfg.Counter.Counted(text)
+}
+
+// isContext reports whether text is ctx: the same bytes (the assembler hands
+// back the context itself) or an equal copy.
+func isContext(text, ctx string) bool {
+	if len(text) != len(ctx) || len(ctx) < minReuse {
+		return false
+	}
+	return unsafe.StringData(text) == unsafe.StringData(ctx) || text == ctx
+}
+
+// contextBlockWrap is what contextBlock puts around a text.
+func contextBlockWrap(text string) (prefix, suffix string) {
+	if strings.HasSuffix(text, "\n") {
+		return "<context>\n", "</context>\n\n"
+	}
+	return "<context>\n", "\n</context>\n\n"
+}
+
+// blockTokens counts contextBlock of a counted text without counting the
+// text again.
+func (r *run) blockTokens(c tokens.Counted) int {
+	p, s := contextBlockWrap(c.Text())
+	return c.Wrapped(p, s)
+}
+
+// promptTokens counts one system prompt or message. One that holds the
+// whole context verbatim (the full planner's prompt, its repair round) is
+// counted as the text around the context plus the context's count.
+func (r *run) promptTokens(s string) int {
+	ctx := r.cfg.Context
+	if len(ctx) < minReuse || len(s) < len(ctx) {
+		return r.cfg.Counter.Count(s)
+	}
+	probe := ctx[:256]
+	for from := 0; from+len(ctx) <= len(s); {
+		i := strings.Index(s[from:], probe)
+		if i < 0 {
+			break
+		}
+		at := from + i
+		if at+len(ctx) > len(s) {
+			break
+		}
+		if s[at:at+len(ctx)] == ctx {
+			return r.contextCounted().Wrapped(s[:at], s[at+len(ctx):])
+		}
+		from = at + 1
+	}
+	return r.cfg.Counter.Count(s)
+}

@@ -1,0 +1,114 @@
+package orchestrate_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/orchestrate"
+	"github.com/baton-dev/baton/tokens"
+)
+
+// realContext is real markdown of about size bytes: the bench corpus and the
+// docs, repeated, as baton would be handed them.
+func realContext(t *testing.T, size int) string {
+	var files []string
+	for _, pat := range []string{"../bench/testdata/corpus/*.md", "../docs/*.md"} {
+		fs, _ := filepath.Glob(pat)
+		files = append(files, fs...)
+	}
+	if len(files) < 5 {
+		t.Fatalf("found %d documents", len(files))
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		data, err := os.ReadFile(files[i%len(files)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// TestDryRunTokenizesTheContextOnce: the context figure, the single-call and
+// naive baselines, the full planner's request and a subtask that falls back
+// to the whole context all need the context's count; it is tokenized once
+// (it was five times), and every figure is still the count of the text it
+// stands for.
+func TestDryRunTokenizesTheContextOnce(t *testing.T) {
+	ctx := realContext(t, 400<<10)
+	var read atomic.Int64
+	cfg := orchestrate.Config{
+		Task:    "Zqxv wibble frobnicate?", // no section matches: the subtask falls back to the whole context
+		Context: ctx, DryRun: true, Window: 10_000_000,
+		Counter: tokens.Default().Metered(&read),
+	}
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	if got := read.Load(); got > int64(len(ctx))*13/10 {
+		t.Errorf("the dry run tokenized %d bytes for a %d-byte context (%.2f times)", got, len(ctx), float64(got)/float64(len(ctx)))
+	}
+	c := tokens.Default()
+	a := rec.Accounting
+	if want := c.Count(ctx); a.ContextTokens != want {
+		t.Errorf("context_tokens = %d, want %d", a.ContextTokens, want)
+	}
+	if want := c.Count("<context>\n" + ctx + "</context>\n\nTask: " + cfg.Task + "\n"); a.SingleCallInputTokens != want {
+		t.Errorf("single_call_input_tokens = %d, want %d", a.SingleCallInputTokens, want)
+	}
+	if a.PlannerInputTokens == 0 || a.PlannerInputTokens <= a.ContextTokens {
+		t.Errorf("planner input %d: want the full planner's prompt, more than the context's %d", a.PlannerInputTokens, a.ContextTokens)
+	}
+	if len(rec.Subtasks) != 1 || rec.Subtasks[0].Slice == nil || !rec.Subtasks[0].Slice.Fallback {
+		t.Fatalf("want one subtask on the whole context, got %+v", rec.Subtasks)
+	}
+	if got := rec.Subtasks[0].ContextTokens; got != a.ContextTokens {
+		t.Errorf("the fallback slice counts %d, the context %d", got, a.ContextTokens)
+	}
+}
+
+// TestCountedPromptsMatchWhatWasSent: in a real run against the fake, the
+// planner's and each sub-agent's counted prompt is the count of what the
+// wire carried, though the context inside them was counted once.
+func TestCountedPromptsMatchWhatWasSent(t *testing.T) {
+	ctx := realContext(t, 64<<10)
+	plan := `{"subtasks": [{"task": "Summarise it", "skill": "summarization", "context_pointers": {"sections": ["Zqxv nothing"]}}], "reasoning": "r"}`
+	s := llmtest.NewServer(t, script(llmtest.Text(plan)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Context, cfg.Window = ctx, 10_000_000
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	c := tokens.Default()
+	sent := func(r llmtest.RecordedRequest) int {
+		n := c.Count(r.System)
+		for _, m := range r.Messages {
+			n += c.Count(m.Content)
+		}
+		return n
+	}
+	var planner, sub int
+	for _, r := range s.Requests() {
+		switch {
+		case isPlanner(r):
+			planner += sent(r)
+		case !isSynthesis(r):
+			sub += sent(r)
+		}
+	}
+	if rec.Accounting.PlannerInputTokens != planner {
+		t.Errorf("planner input counted %d, the requests sent carry %d", rec.Accounting.PlannerInputTokens, planner)
+	}
+	if len(rec.Subtasks) != 1 || !rec.Subtasks[0].Slice.Fallback || rec.Subtasks[0].PromptTokens != sub {
+		t.Errorf("subtask prompt counted %d (fallback %v), sent %d", rec.Subtasks[0].PromptTokens, rec.Subtasks[0].Slice.Fallback, sub)
+	}
+}

@@ -1,0 +1,165 @@
+package tokens
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// realText is the repository's own markdown: READMEs, docs and the bench
+// corpus, real prose with code, tables and lists.
+func realText(t testing.TB) []string {
+	var out []string
+	for _, pat := range []string{"../*.md", "../docs/*.md", "../bench/testdata/corpus/*.md", "../examples/*.md"} {
+		files, _ := filepath.Glob(pat)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+	}
+	if len(out) < 5 {
+		t.Fatalf("found %d markdown files to test on, want several", len(out))
+	}
+	return out
+}
+
+// whole counts s in one piece, the way Count did before it streamed.
+func whole(c *Counter, s string) int { return c.countPiece(s) }
+
+// cutEverywhere makes every clean break a piece boundary for the test.
+func cutEverywhere(t testing.TB) {
+	old := chunkBytes
+	chunkBytes = 1
+	t.Cleanup(func() { chunkBytes = old })
+}
+
+func TestCleanBreaksCompose(t *testing.T) {
+	// About 400 KB of documents of every kind: enough text for every
+	// construct markdown has, little enough for the race detector.
+	var docs []string
+	size := 0
+	for _, d := range realText(t) {
+		if size < 400<<10 {
+			docs = append(docs, d)
+			size += len(d)
+		}
+	}
+	cutEverywhere(t)
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range docs {
+			breaks := 0
+			for b := nextBreak(d, 1); b >= 0; b = nextBreak(d, b+1) {
+				breaks++
+			}
+			if breaks < 10 {
+				t.Fatalf("%s: document %d has %d clean breaks; the test would prove nothing", enc, i, breaks)
+			}
+			if got, want := c.Count(d), whole(c, d); got != want {
+				t.Errorf("%s: document %d (%d bytes): counted in %d pieces %d, whole %d", enc, i, len(d), breaks+1, got, want)
+			}
+		}
+	}
+}
+
+func TestCountJoinedAndWrapped(t *testing.T) {
+	// Some of the documents: the wrappings are what is under test, and
+	// TestCleanBreaksCompose reads more.
+	var docs []string
+	size := 0
+	for i, d := range realText(t) {
+		if i%4 == 0 && size < 150<<10 {
+			docs = append(docs, d)
+			size += len(d)
+		}
+	}
+	c := Default()
+	wraps := [][2]string{
+		{"<context>\n", "</context>\n\n"},
+		{"<context>\n", "\n</context>\n\n"},
+		{"", ""},
+		{"Task: x\n\n<document lines=\"3\">\n", "</document>\n\nTask:\nWhat?"},
+		{"no newline before", "/ a slash after"},
+		{"  ", "\n\n   \n"},
+	}
+	for i, d := range docs {
+		ct := c.Counted(d)
+		if ct.Tokens() != whole(c, d) {
+			t.Fatalf("document %d: Counted %d, whole %d", i, ct.Tokens(), whole(c, d))
+		}
+		for _, w := range wraps {
+			want := whole(c, w[0]+d+w[1])
+			if got := ct.Wrapped(w[0], w[1]); got != want {
+				t.Errorf("document %d wrapped in %q, %q: %d, want %d", i, w[0], w[1], got, want)
+			}
+			if got := c.CountJoined(w[0], d, w[1]); got != want {
+				t.Errorf("document %d joined with %q, %q: %d, want %d", i, w[0], w[1], got, want)
+			}
+		}
+	}
+}
+
+// TestCountBoundedPieces: counting 1 MB hands the tokenizer pieces of about
+// chunkBytes, never the whole text, so its copy of its input (a []rune, four
+// bytes a character) and its matches stay that size. Before, the one piece
+// was the text: 22 MB of heap at peak for 4.8 MB.
+func TestCountBoundedPieces(t *testing.T) {
+	doc := strings.Join(realText(t), "\n")
+	var b strings.Builder
+	for b.Len() < 1<<20 {
+		b.WriteString(doc)
+	}
+	big := b.String()
+	longest := 0
+	for _, l := range strings.Split(big, "\n") {
+		longest = max(longest, len(l))
+	}
+	largest, pieces := 0, 0
+	pieceHook = func(n int) { largest, pieces = max(largest, n), pieces+1 }
+	defer func() { pieceHook = nil }()
+	n := Default().Count(big)
+	if limit := chunkBytes + 2*longest + 2; largest > limit || pieces < len(big)/(2*chunkBytes) {
+		t.Errorf("counted %d bytes (%d tokens) in %d pieces, the largest %d bytes; want pieces of at most %d", len(big), n, pieces, largest, limit)
+	}
+}
+
+func FuzzCleanBreaks(f *testing.F) {
+	for _, s := range []string{"a\nb", "x.\n/y", "# T\n\n- a\n- b\n", "  \n\nword", "é\nñ\n\r\nz", ".\n\n\n/\n#", "\xff\n\xfeq\nz", "a\n's b\n\u0301x\n\u00a0y\n123\n/z\n\t\nq", "end.\n\n", "\n\n\nA\n \nB", "x\r\n\r\nY\rZ", "日本\n語\nÉté\n—dash\n«q»"} {
+		f.Add(s, "<p>\n", "\n</p>")
+	}
+	old := chunkBytes
+	chunkBytes = 1
+	defer func() { chunkBytes = old }()
+	c := Default()
+	f.Fuzz(func(t *testing.T, s, pre, suf string) {
+		if got, want := c.Count(s), whole(c, s); got != want {
+			t.Fatalf("Count(%q) = %d in pieces, %d whole", s, got, want)
+		}
+		if got, want := c.Counted(s).Wrapped(pre, suf), whole(c, pre+s+suf); got != want {
+			t.Fatalf("Wrapped(%q, %q, %q) = %d, whole %d", pre, s, suf, got, want)
+		}
+	})
+}
+
+func TestMetered(t *testing.T) {
+	var n atomic.Int64
+	c := Default().Metered(&n)
+	doc := realText(t)[0]
+	ct := c.Counted(doc)
+	if ct.Tokens() != Default().Count(doc) || n.Load() != int64(len(doc)) {
+		t.Fatalf("Counted: %d tokens (want %d), %d bytes metered of %d", ct.Tokens(), Default().Count(doc), n.Load(), len(doc))
+	}
+	n.Store(0)
+	ct.Wrapped("<context>\n", "</context>\n")
+	if got := n.Load(); got >= int64(len(doc))/2 {
+		t.Errorf("Wrapped tokenized %d bytes of a %d-byte text again", got, len(doc))
+	}
+}
