@@ -124,8 +124,8 @@ func (r *run) autoMode(c *plannerChoice) string {
 		what, n = "the full planner request", c.tokens
 	}
 	share := func(verb string) string {
-		return fmt.Sprintf("auto: %s (%d tokens, %d with the margin) %s %.0f%% of the %d-token window of %q less the %d-token reply (%d tokens)",
-			what, n, n+margin(n), verb, 100*FullPlannerShare, w.Tokens, w.Model, r.cfg.PlannerMax, room)
+		return fmt.Sprintf("auto: %s (%d tokens, %d with the margin) %s %.0f%% of the %d-token window of %s less the %d-token reply (%d tokens)",
+			what, n, n+margin(n), verb, 100*FullPlannerShare, w.Tokens, modelLabel(w.Model), r.cfg.PlannerMax, room)
 	}
 	if c.req != nil && n+margin(n) <= room {
 		c.reason = share("fits in")

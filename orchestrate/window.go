@@ -41,8 +41,8 @@ func (e *WindowError) Error() string {
 	if e.Source == WindowAssumed {
 		assumed = " (assumed: the model is not known; set --window)"
 	}
-	return fmt.Sprintf("%s request not sent: %d prompt tokens + %d margin + %d for the reply exceed the %d-token window of %q%s",
-		e.What, e.Prompt, margin(e.Prompt), e.MaxTokens, e.Window, e.Model, assumed)
+	return fmt.Sprintf("%s request not sent: %d prompt tokens + %d margin + %d for the reply exceed the %d-token window of %s%s",
+		e.What, e.Prompt, margin(e.Prompt), e.MaxTokens, e.Window, modelLabel(e.Model), assumed)
 }
 
 func (e *WindowError) Is(target error) bool { return target == ErrWindow }
@@ -59,6 +59,15 @@ type ModelWindow struct {
 	Model  string `json:"model"`
 	Tokens int    `json:"tokens"`
 	Source string `json:"source"`
+}
+
+// modelLabel names a model in a message: quoted, or, in a dry run with no
+// model named, as what it is.
+func modelLabel(model string) string {
+	if model == "" {
+		return "the unnamed model"
+	}
+	return fmt.Sprintf("%q", model)
 }
 
 func margin(n int) int { return int(math.Ceil(float64(n) * WindowMargin)) }
