@@ -192,11 +192,13 @@ func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
 // read, so that the estimate is that of a real run.
 func (r *run) dryRunPlan(c plannerChoice) *plan.Plan {
 	r.rec.Planner = PlannerRetrieval
+	r.rec.EstimatedPlanner = PlannerRetrieval
 	reason := "dry run: no model is called, so the retrieval planner planned"
 	switch {
 	case c.mode == PlannerRetrieval:
 		reason = "dry run: " + c.reason
 	case c.err != nil && c.explicit:
+		r.rec.EstimatedPlanner = "" // a real run would fail
 		reason += "; a real run with --planner " + r.cfg.Planner + " would fail: " + r.errText(c.err)
 		r.warnf("%s; a real run with --planner %s would fail", r.errText(c.err), r.cfg.Planner)
 	case c.err != nil:
@@ -204,6 +206,7 @@ func (r *run) dryRunPlan(c plannerChoice) *plan.Plan {
 		r.warnf("%s; a real run would plan with the retrieval planner", r.errText(c.err))
 	default:
 		r.acct.PlannerInputTokens = c.tokens
+		r.rec.EstimatedPlanner = c.mode
 		reason += fmt.Sprintf("; a real run would use the %s planner (%s); planner input is an estimate: the %d tokens of that planner's first request, without a repair round",
 			plannerName(c.mode), c.reason, c.tokens)
 	}

@@ -80,6 +80,10 @@ type Record struct {
 	// PlannerReason says why Planner ran, with the figures the choice was
 	// made on.
 	PlannerReason string `json:"planner_reason"`
+	// EstimatedPlanner, in a dry run only, is the planner a real run
+	// would use ("llm", "outline" or "retrieval"); planner_input_tokens is
+	// the count of its first request.
+	EstimatedPlanner string `json:"estimated_planner,omitempty"`
 	// ModelCalled is true whenever a request was sent to a provider, also
 	// when the run then failed. When false (dry runs, runs without a
 	// provider, runs that failed before a call) every token figure is a

@@ -377,15 +377,31 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 				where = append(where, fmt.Sprintf("lines %d-%d", m.StartLine, m.EndLine))
 			}
 		}
-		if s.Slice.Fallback {
+		switch {
+		case s.Scope == "all":
+			where = append(where, "whole context (scope all)")
+		case s.Slice.Fallback:
 			where = append(where, "whole context (no pointer matched)")
 		}
-		fmt.Fprintf(w, "     slice: %s — %d tokens\n", strings.Join(where, ", "), s.ContextTokens)
+		fmt.Fprintf(w, "     slice: %s — %d tokens", strings.Join(where, ", "), s.ContextTokens)
+		if s.MapCalls > 0 {
+			fmt.Fprintf(w, "; map-reduce over %s (%s; reduce requests not estimated)", plural(s.Parts, "part"), plural(s.MapCalls, "map request"))
+		}
+		fmt.Fprintln(w)
 	}
 	a := rec.Accounting
 	fmt.Fprintf(w, "Estimate (%s, local count):\n", a.Counter)
 	fmt.Fprintf(w, "  context:                 %d tokens\n", a.ContextTokens)
-	fmt.Fprintf(w, "  planner input:           %d tokens\n", a.PlannerInputTokens)
+	switch rec.EstimatedPlanner {
+	case orchestrate.PlannerLLM, orchestrate.PlannerOutline:
+		name := "full"
+		if rec.EstimatedPlanner == orchestrate.PlannerOutline {
+			name = "outline"
+		}
+		fmt.Fprintf(w, "  planner input:           %d tokens (the %s planner a real run would use)\n", a.PlannerInputTokens, name)
+	default:
+		fmt.Fprintf(w, "  planner input:           %d tokens (a real run would plan without a model)\n", a.PlannerInputTokens)
+	}
 	fmt.Fprintf(w, "  sub-agent input:         %d tokens\n", a.SubagentInputTokens)
 	fmt.Fprintf(w, "  orchestrated input:      %d tokens (synthesis not included)\n", a.OrchestratedInputTokens)
 	fits := "fits"
@@ -417,6 +433,9 @@ func printSummary(w io.Writer, rec *orchestrate.Record) {
 	}
 	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
 		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
+	if a.MapCalls > 0 {
+		fmt.Fprintf(w, "baton: map-reduce: %s and %s\n", plural(a.MapCalls, "map request"), plural(a.ReduceCalls, "reduce request"))
+	}
 	if a.NaiveInputTokens > 0 {
 		fmt.Fprintf(w, "baton: input sent %d tokens vs %s; vs %d naive (%.1f%% saved)\n",
 			a.OrchestratedInputTokens, singleCallClause(a), a.NaiveInputTokens, 100*a.SavingsRatio)
