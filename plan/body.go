@@ -2,44 +2,76 @@ package plan
 
 import "strings"
 
-// bodyCounts counts the terms of each section's text. A section's text
-// holds its subsections' text, so tokenizing every text would read a line
-// once for each heading above it. When the sections tile their lines the way
-// markdown sections do (a heading's own lines, then its subsections back to
-// back to its last line), each line is read once, in the section that owns
-// it, and the counts are summed up the tree: the same counts, in time linear
-// in the document. Sections that do not tile are counted text by text.
-func bodyCounts(secs []SectionText, parent []int) []map[string]float64 {
-	counts := make([]map[string]float64, len(secs))
-	if !tiles(secs, parent) {
-		for j, s := range secs {
-			counts[j] = map[string]float64{}
-			for _, t := range terms(s.Text) {
-				counts[j][t]++
-			}
-		}
-		return counts
-	}
+// bodyIndex holds the terms of the sections' texts as posting lists, each
+// count once. A section's text holds its subsections' text, so tokenizing
+// every text would read a line once for each heading above it, and keeping
+// a count per term per section would hold each line's terms once for each
+// heading too. When the sections tile their lines the way markdown sections
+// do (a heading's own lines, then its subsections back to back to its last
+// line), each line is read once, in the section that owns it, and a
+// section's count of a term is the sum over its subtree (see
+// index.postings), worked out only for the terms a query asks about.
+// Sections that do not tile are counted text by text.
+type bodyIndex struct {
+	post  map[string][]bodyPosting // in section order
+	lens  []float64                // each section's number of terms, its subsections' included
+	tiled bool                     // counts are a section's own lines and add up the tree
+}
+
+// bodyPosting is a section's count of a term: in its own lines when the
+// sections tile, else in its whole text.
+type bodyPosting struct {
+	sec, n int32
+}
+
+func newBodyIndex(secs []SectionText, parent []int) *bodyIndex {
+	bi := &bodyIndex{post: map[string][]bodyPosting{}, lens: make([]float64, len(secs)), tiled: tiles(secs, parent)}
+	counts := map[string]int32{}
+	var seen []string // counts' keys in the order met, so the postings do not depend on map order
 	for j, s := range secs {
 		own := s.Text
-		if j+1 < len(secs) && parent[j+1] == j {
+		if bi.tiled && j+1 < len(secs) && parent[j+1] == j {
 			own = firstLines(s.Text, secs[j+1].Line-s.Line)
 		}
-		counts[j] = map[string]float64{}
-		for _, t := range terms(own) {
-			counts[j][t]++
+		ts := terms(own)
+		// Clearing a map keeps its size, and a long section would make
+		// every clear after it cost as much.
+		if len(counts) > 1024 {
+			counts = map[string]int32{}
+		} else {
+			clear(counts)
 		}
+		seen = seen[:0]
+		for _, t := range ts {
+			if counts[t] == 0 {
+				seen = append(seen, t)
+			}
+			counts[t]++
+		}
+		for _, t := range seen {
+			bi.post[internKey(bi.post, t)] = append(bi.post[t], bodyPosting{int32(j), counts[t]})
+		}
+		bi.lens[j] = float64(len(ts))
 	}
-	// A subsection comes after its parent, so walking backwards finishes
-	// each subtree before it is added to the one above.
-	for j := len(secs) - 1; j >= 0; j-- {
-		if p := parent[j]; p >= 0 {
-			for t, f := range counts[j] {
-				counts[p][t] += f
+	if bi.tiled {
+		// A subsection comes after its parent, so walking backwards
+		// finishes each subtree before it is added to the one above.
+		for j := len(secs) - 1; j >= 0; j-- {
+			if p := parent[j]; p >= 0 {
+				bi.lens[p] += bi.lens[j]
 			}
 		}
 	}
-	return counts
+	return bi
+}
+
+// internKey returns t to use as a new key of m: a copy, since t is a piece
+// of a lowercased section text that the map would otherwise keep whole.
+func internKey[V any](m map[string]V, t string) string {
+	if _, ok := m[t]; ok {
+		return t
+	}
+	return strings.Clone(t)
 }
 
 // tiles reports whether every section's text has one line per line of its

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -219,16 +218,36 @@ func chooseSkill(q string, skills []SkillInfo) string {
 }
 
 // index is a BM25 index over sections with the title as a weighted field.
+// A section's counts are its own words (title and text) plus the words of
+// the heading path above it; they are never held per section, only as the
+// body's postings and the headings' (see bodyIndex), and put together for
+// one query term at a time in postings.
 type index struct {
 	secs   []SectionText
-	own    []map[string]float64 // the section's own words: title and text
-	bm     *bm25                // own words plus the heading path above
-	name   []string             // each section's pointer; "" when only a line range names it
-	parent []int                // the enclosing section's index, or -1
+	body   *bodyIndex
+	head   map[string][]headPosting // title and path terms, in section order
+	bm     *bm25                    // own words plus the heading path above
+	terms  map[string]*termPostings // postings already put together, by query term
+	name   []string                 // each section's pointer; "" when only a line range names it
+	parent []int                    // the enclosing section's index, or -1
+}
+
+// headPosting is how often a term is in a section's title and in the
+// headings above it.
+type headPosting struct {
+	sec, title, path int32
+}
+
+// termPostings is one term's count in each section that holds it: all with
+// the heading path, own without it (aligned with all).
+type termPostings struct {
+	all []posting
+	own []float64
 }
 
 func newIndex(secs []SectionText) *index {
-	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B)}
+	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B), head: map[string][]headPosting{}, terms: map[string]*termPostings{}}
+	ix.bm.lookup = func(t string) []posting { return ix.postings(t).all }
 	// Sections come in document order, so the open ancestors form a
 	// stack.
 	var open []int
@@ -242,25 +261,90 @@ func newIndex(secs []SectionText) *index {
 		}
 		open = append(open, j)
 	}
-	ix.own = bodyCounts(secs, ix.parent)
+	ix.body = newBodyIndex(secs, ix.parent)
+	counts := map[string]*headPosting{}
+	var seen []string
 	for j, s := range secs {
-		own := ix.own[j]
+		clear(counts)
+		seen = seen[:0]
+		count := func(t string) *headPosting {
+			c := counts[t]
+			if c == nil {
+				c = &headPosting{sec: int32(j)}
+				counts[t] = c
+				seen = append(seen, t)
+			}
+			return c
+		}
+		n := ix.body.lens[j]
 		for _, t := range terms(s.Title) {
-			own[t] += titleWeight
+			count(t).title++
+			n += titleWeight
 		}
 		// Path terms count in the ranking but are told apart from the
 		// section's own words: a match through the heading path alone
 		// says nothing about which of the siblings holds the answer.
-		all := maps.Clone(own)
 		for _, p := range ancestorsOf(s) {
 			for _, t := range terms(p) {
-				all[t] += pathWeight
+				count(t).path++
+				n += pathWeight
 			}
 		}
-		ix.bm.add(all)
+		for _, t := range seen {
+			ix.head[internKey(ix.head, t)] = append(ix.head[t], *counts[t])
+		}
+		ix.bm.addLen(n)
 	}
 	ix.pointers()
 	return ix
+}
+
+// postings returns term t's count in every section that holds it. A
+// section's body count is the sum of its subtree's postings when the
+// sections tile, so each posting is added to the sections above it: a
+// pass over the term's postings times the depth of the outline, done once
+// per query term.
+func (ix *index) postings(t string) *termPostings {
+	if tp, ok := ix.terms[t]; ok {
+		return tp
+	}
+	type acc struct {
+		sec       int32
+		own, path float64
+	}
+	var accs []acc
+	at := map[int32]int{} // section -> its place in accs
+	get := func(j int32) *acc {
+		k, ok := at[j]
+		if !ok {
+			k = len(accs)
+			at[j] = k
+			accs = append(accs, acc{sec: j})
+		}
+		return &accs[k]
+	}
+	for _, p := range ix.body.post[t] {
+		if !ix.body.tiled {
+			get(p.sec).own += float64(p.n)
+			continue
+		}
+		for j := int(p.sec); j >= 0; j = ix.parent[j] {
+			get(int32(j)).own += float64(p.n)
+		}
+	}
+	for _, h := range ix.head[t] {
+		a := get(h.sec)
+		a.own += titleWeight * float64(h.title)
+		a.path += pathWeight * float64(h.path)
+	}
+	slices.SortFunc(accs, func(a, b acc) int { return int(a.sec - b.sec) })
+	tp := &termPostings{all: make([]posting, len(accs)), own: make([]float64, len(accs))}
+	for k, a := range accs {
+		tp.all[k] = posting{a.sec, a.own + a.path}
+		tp.own[k] = a.own
+	}
+	ix.terms[t] = tp
+	return tp
 }
 
 // ancestorsOf returns the headings above s in its path.
@@ -275,7 +359,14 @@ func ancestorsOf(s SectionText) []string {
 func (ix *index) score(q []string, j int) float64 { return ix.bm.score(q, j) }
 
 // has reports whether section j holds term t, in its own words or its path.
-func (ix *index) has(j int, t string) bool { return ix.bm.docs[j][t] > 0 }
+func (ix *index) has(j int, t string) bool { return ix.bm.tf(t, j) > 0 }
+
+// hasOwn reports whether section j holds term t in its title or text.
+func (ix *index) hasOwn(j int, t string) bool {
+	tp := ix.postings(t)
+	k, ok := slices.BinarySearchFunc(tp.all, int32(j), func(p posting, j int32) int { return int(p.doc - j) })
+	return ok && tp.own[k] > 0
+}
 
 // pick returns the indexes of the sections to point at for question q.
 func (ix *index) pick(question string) []int {
@@ -381,7 +472,7 @@ func (ix *index) coveringDescendant(q []string, a int) int {
 			if ix.has(d, t) {
 				have++
 			}
-			ownHit = ownHit || ix.own[d][t] > 0
+			ownHit = ownHit || ix.hasOwn(d, t)
 		}
 		// Matching only through the heading path says nothing: every
 		// sibling inherits the same path, and the question is about the
