@@ -1,6 +1,9 @@
 package plan
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // bodyIndex holds the terms of the sections' texts as posting lists, each
 // count once. A section's text holds its subsections' text, so tokenizing
@@ -13,9 +16,10 @@ import "strings"
 // index.postings), worked out only for the terms a query asks about.
 // Sections that do not tile are counted text by text.
 type bodyIndex struct {
-	post  map[string][]bodyPosting // in section order
-	lens  []float64                // each section's number of terms, its subsections' included
-	tiled bool                     // counts are a section's own lines and add up the tree
+	vocab map[string]int32 // each term's number, the place of its postings
+	post  [][]bodyPosting  // by term number, in section order
+	lens  []float64        // each section's number of terms, its subsections' included
+	tiled bool             // counts are a section's own lines and add up the tree
 }
 
 // bodyPosting is a section's count of a term: in its own lines when the
@@ -25,7 +29,7 @@ type bodyPosting struct {
 }
 
 func newBodyIndex(secs []SectionText, parent []int) *bodyIndex {
-	bi := &bodyIndex{post: map[string][]bodyPosting{}, lens: make([]float64, len(secs)), tiled: tiles(secs, parent)}
+	bi := &bodyIndex{vocab: map[string]int32{}, lens: make([]float64, len(secs)), tiled: tiles(secs, parent)}
 	counts := map[string]int32{}
 	var seen []string // counts' keys in the order met, so the postings do not depend on map order
 	for j, s := range secs {
@@ -49,9 +53,17 @@ func newBodyIndex(secs []SectionText, parent []int) *bodyIndex {
 			counts[t]++
 		}
 		for _, t := range seen {
-			bi.post[internKey(bi.post, t)] = append(bi.post[t], bodyPosting{int32(j), counts[t]})
+			id := bi.id(t)
+			bi.post[id] = append(bi.post[id], bodyPosting{int32(j), counts[t]})
 		}
 		bi.lens[j] = float64(len(ts))
+	}
+	// Appending leaves up to a quarter of each list unused; the index
+	// lives as long as the plan is being made, so it is worth the copy.
+	for id, ps := range bi.post {
+		if cap(ps) > len(ps) {
+			bi.post[id] = slices.Clone(ps)
+		}
 	}
 	if bi.tiled {
 		// A subsection comes after its parent, so walking backwards
@@ -65,13 +77,28 @@ func newBodyIndex(secs []SectionText, parent []int) *bodyIndex {
 	return bi
 }
 
-// internKey returns t to use as a new key of m: a copy, since t is a piece
-// of a lowercased section text that the map would otherwise keep whole.
-func internKey[V any](m map[string]V, t string) string {
-	if _, ok := m[t]; ok {
-		return t
+// id returns term t's number, giving it the next one if it is new. A new
+// term is copied into the vocabulary: t is a piece of a lowercased section
+// text, which the map would otherwise keep whole. The key is only ever
+// stored once, since assigning to a map replaces the key as well.
+func (bi *bodyIndex) id(t string) int32 {
+	if id, ok := bi.vocab[t]; ok {
+		return id
 	}
-	return strings.Clone(t)
+	id := int32(len(bi.post))
+	bi.vocab[strings.Clone(t)] = id
+	bi.post = append(bi.post, nil)
+	return id
+}
+
+// postingsOf returns the postings of term t and its number, or -1 when no
+// section holds it.
+func (bi *bodyIndex) postingsOf(t string) ([]bodyPosting, int32) {
+	id, ok := bi.vocab[t]
+	if !ok {
+		return nil, -1
+	}
+	return bi.post[id], id
 }
 
 // tiles reports whether every section's text has one line per line of its

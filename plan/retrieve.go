@@ -225,7 +225,7 @@ func chooseSkill(q string, skills []SkillInfo) string {
 type index struct {
 	secs   []SectionText
 	body   *bodyIndex
-	head   map[string][]headPosting // title and path terms, in section order
+	head   map[int32][]headPosting  // title and path terms by term number (body.vocab), in section order
 	bm     *bm25                    // own words plus the heading path above
 	terms  map[string]*termPostings // postings already put together, by query term
 	name   []string                 // each section's pointer; "" when only a line range names it
@@ -246,7 +246,7 @@ type termPostings struct {
 }
 
 func newIndex(secs []SectionText) *index {
-	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B), head: map[string][]headPosting{}, terms: map[string]*termPostings{}}
+	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B), head: map[int32][]headPosting{}, terms: map[string]*termPostings{}}
 	ix.bm.lookup = func(t string) []posting { return ix.postings(t).all }
 	// Sections come in document order, so the open ancestors form a
 	// stack.
@@ -291,7 +291,8 @@ func newIndex(secs []SectionText) *index {
 			}
 		}
 		for _, t := range seen {
-			ix.head[internKey(ix.head, t)] = append(ix.head[t], *counts[t])
+			id := ix.body.id(t)
+			ix.head[id] = append(ix.head[id], *counts[t])
 		}
 		ix.bm.addLen(n)
 	}
@@ -323,7 +324,8 @@ func (ix *index) postings(t string) *termPostings {
 		}
 		return &accs[k]
 	}
-	for _, p := range ix.body.post[t] {
+	body, id := ix.body.postingsOf(t)
+	for _, p := range body {
 		if !ix.body.tiled {
 			get(p.sec).own += float64(p.n)
 			continue
@@ -332,7 +334,7 @@ func (ix *index) postings(t string) *termPostings {
 			get(int32(j)).own += float64(p.n)
 		}
 	}
-	for _, h := range ix.head[t] {
+	for _, h := range ix.head[id] {
 		a := get(h.sec)
 		a.own += titleWeight * float64(h.title)
 		a.path += pathWeight * float64(h.path)
