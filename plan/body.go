@@ -101,6 +101,75 @@ func (bi *bodyIndex) postingsOf(t string) ([]bodyPosting, int32) {
 	return bi.post[id], id
 }
 
+// headPosting is how often a term is in a section's title and in the
+// headings above it.
+type headPosting struct {
+	sec, title, path int32
+}
+
+// termPostings is one term's count in each section that holds it: all with
+// the heading path, own without it (aligned with all).
+type termPostings struct {
+	all []posting
+	own []float64
+}
+
+// postings returns term t's count in every section that holds it. A
+// section's body count is the sum of its subtree's postings when the
+// sections tile, so each posting is added to the sections above it: a
+// pass over the term's postings times the depth of the outline, done once
+// per query term.
+func (ix *index) postings(t string) *termPostings {
+	if tp, ok := ix.terms[t]; ok {
+		return tp
+	}
+	type acc struct {
+		sec       int32
+		own, path float64
+	}
+	var accs []acc
+	at := map[int32]int{} // section -> its place in accs
+	get := func(j int32) *acc {
+		k, ok := at[j]
+		if !ok {
+			k = len(accs)
+			at[j] = k
+			accs = append(accs, acc{sec: j})
+		}
+		return &accs[k]
+	}
+	body, id := ix.body.postingsOf(t)
+	for _, p := range body {
+		if !ix.body.tiled {
+			get(p.sec).own += float64(p.n)
+			continue
+		}
+		for j := int(p.sec); j >= 0; j = ix.parent[j] {
+			get(int32(j)).own += float64(p.n)
+		}
+	}
+	for _, h := range ix.head[id] {
+		a := get(h.sec)
+		a.own += titleWeight * float64(h.title)
+		a.path += pathWeight * float64(h.path)
+	}
+	slices.SortFunc(accs, func(a, b acc) int { return int(a.sec - b.sec) })
+	tp := &termPostings{all: make([]posting, len(accs)), own: make([]float64, len(accs))}
+	for k, a := range accs {
+		tp.all[k] = posting{a.sec, a.own + a.path}
+		tp.own[k] = a.own
+	}
+	ix.terms[t] = tp
+	return tp
+}
+
+// hasOwn reports whether section j holds term t in its title or text.
+func (ix *index) hasOwn(j int, t string) bool {
+	tp := ix.postings(t)
+	k, ok := slices.BinarySearchFunc(tp.all, int32(j), func(p posting, j int32) int { return int(p.doc - j) })
+	return ok && tp.own[k] > 0
+}
+
 // tiles reports whether every section's text has one line per line of its
 // range and its subsections follow its own lines back to back to its end.
 func tiles(secs []SectionText, parent []int) bool {

@@ -232,19 +232,6 @@ type index struct {
 	parent []int                    // the enclosing section's index, or -1
 }
 
-// headPosting is how often a term is in a section's title and in the
-// headings above it.
-type headPosting struct {
-	sec, title, path int32
-}
-
-// termPostings is one term's count in each section that holds it: all with
-// the heading path, own without it (aligned with all).
-type termPostings struct {
-	all []posting
-	own []float64
-}
-
 func newIndex(secs []SectionText) *index {
 	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B), head: map[int32][]headPosting{}, terms: map[string]*termPostings{}}
 	ix.bm.lookup = func(t string) []posting { return ix.postings(t).all }
@@ -300,55 +287,6 @@ func newIndex(secs []SectionText) *index {
 	return ix
 }
 
-// postings returns term t's count in every section that holds it. A
-// section's body count is the sum of its subtree's postings when the
-// sections tile, so each posting is added to the sections above it: a
-// pass over the term's postings times the depth of the outline, done once
-// per query term.
-func (ix *index) postings(t string) *termPostings {
-	if tp, ok := ix.terms[t]; ok {
-		return tp
-	}
-	type acc struct {
-		sec       int32
-		own, path float64
-	}
-	var accs []acc
-	at := map[int32]int{} // section -> its place in accs
-	get := func(j int32) *acc {
-		k, ok := at[j]
-		if !ok {
-			k = len(accs)
-			at[j] = k
-			accs = append(accs, acc{sec: j})
-		}
-		return &accs[k]
-	}
-	body, id := ix.body.postingsOf(t)
-	for _, p := range body {
-		if !ix.body.tiled {
-			get(p.sec).own += float64(p.n)
-			continue
-		}
-		for j := int(p.sec); j >= 0; j = ix.parent[j] {
-			get(int32(j)).own += float64(p.n)
-		}
-	}
-	for _, h := range ix.head[id] {
-		a := get(h.sec)
-		a.own += titleWeight * float64(h.title)
-		a.path += pathWeight * float64(h.path)
-	}
-	slices.SortFunc(accs, func(a, b acc) int { return int(a.sec - b.sec) })
-	tp := &termPostings{all: make([]posting, len(accs)), own: make([]float64, len(accs))}
-	for k, a := range accs {
-		tp.all[k] = posting{a.sec, a.own + a.path}
-		tp.own[k] = a.own
-	}
-	ix.terms[t] = tp
-	return tp
-}
-
 // ancestorsOf returns the headings above s in its path.
 func ancestorsOf(s SectionText) []string {
 	p := s.Path
@@ -362,13 +300,6 @@ func (ix *index) score(q []string, j int) float64 { return ix.bm.score(q, j) }
 
 // has reports whether section j holds term t, in its own words or its path.
 func (ix *index) has(j int, t string) bool { return ix.bm.tf(t, j) > 0 }
-
-// hasOwn reports whether section j holds term t in its title or text.
-func (ix *index) hasOwn(j int, t string) bool {
-	tp := ix.postings(t)
-	k, ok := slices.BinarySearchFunc(tp.all, int32(j), func(p posting, j int32) int { return int(p.doc - j) })
-	return ok && tp.own[k] > 0
-}
 
 // pick returns the indexes of the sections to point at for question q.
 func (ix *index) pick(question string) []int {
