@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -219,16 +218,23 @@ func chooseSkill(q string, skills []SkillInfo) string {
 }
 
 // index is a BM25 index over sections with the title as a weighted field.
+// A section's counts are its own words (title and text) plus the words of
+// the heading path above it; they are never held per section, only as the
+// body's postings and the headings' (see bodyIndex), and put together for
+// one query term at a time in postings.
 type index struct {
 	secs   []SectionText
-	own    []map[string]float64 // the section's own words: title and text
-	bm     *bm25                // own words plus the heading path above
-	name   []string             // each section's pointer; "" when only a line range names it
-	parent []int                // the enclosing section's index, or -1
+	body   *bodyIndex
+	head   map[int32][]headPosting  // title and path terms by term number (body.vocab), in section order
+	bm     *bm25                    // own words plus the heading path above
+	terms  map[string]*termPostings // postings already put together, by query term
+	name   []string                 // each section's pointer; "" when only a line range names it
+	parent []int                    // the enclosing section's index, or -1
 }
 
 func newIndex(secs []SectionText) *index {
-	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B)}
+	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B), head: map[int32][]headPosting{}, terms: map[string]*termPostings{}}
+	ix.bm.lookup = func(t string) []posting { return ix.postings(t).all }
 	// Sections come in document order, so the open ancestors form a
 	// stack.
 	var open []int
@@ -242,22 +248,40 @@ func newIndex(secs []SectionText) *index {
 		}
 		open = append(open, j)
 	}
-	ix.own = bodyCounts(secs, ix.parent)
+	ix.body = newBodyIndex(secs, ix.parent)
+	counts := map[string]*headPosting{}
+	var seen []string
 	for j, s := range secs {
-		own := ix.own[j]
+		clear(counts)
+		seen = seen[:0]
+		count := func(t string) *headPosting {
+			c := counts[t]
+			if c == nil {
+				c = &headPosting{sec: int32(j)}
+				counts[t] = c
+				seen = append(seen, t)
+			}
+			return c
+		}
+		n := ix.body.lens[j]
 		for _, t := range terms(s.Title) {
-			own[t] += titleWeight
+			count(t).title++
+			n += titleWeight
 		}
 		// Path terms count in the ranking but are told apart from the
 		// section's own words: a match through the heading path alone
 		// says nothing about which of the siblings holds the answer.
-		all := maps.Clone(own)
 		for _, p := range ancestorsOf(s) {
 			for _, t := range terms(p) {
-				all[t] += pathWeight
+				count(t).path++
+				n += pathWeight
 			}
 		}
-		ix.bm.add(all)
+		for _, t := range seen {
+			id := ix.body.id(t)
+			ix.head[id] = append(ix.head[id], *counts[t])
+		}
+		ix.bm.addLen(n)
 	}
 	ix.pointers()
 	return ix
@@ -275,7 +299,7 @@ func ancestorsOf(s SectionText) []string {
 func (ix *index) score(q []string, j int) float64 { return ix.bm.score(q, j) }
 
 // has reports whether section j holds term t, in its own words or its path.
-func (ix *index) has(j int, t string) bool { return ix.bm.docs[j][t] > 0 }
+func (ix *index) has(j int, t string) bool { return ix.bm.tf(t, j) > 0 }
 
 // pick returns the indexes of the sections to point at for question q.
 func (ix *index) pick(question string) []int {
@@ -381,7 +405,7 @@ func (ix *index) coveringDescendant(q []string, a int) int {
 			if ix.has(d, t) {
 				have++
 			}
-			ownHit = ownHit || ix.own[d][t] > 0
+			ownHit = ownHit || ix.hasOwn(d, t)
 		}
 		// Matching only through the heading path says nothing: every
 		// sibling inherits the same path, and the question is about the
