@@ -16,6 +16,13 @@ import (
 // prompt that holds it is counted as its wrapping plus that figure
 // (tokens.Counted.Wrapped, exact: it recounts the wrapping and the
 // context's first and last lines).
+//
+// The count is indexed (tokens.Counter.Indexed): the outline's sections,
+// map-reduce's lines and parts and each map request's block are parts of
+// the context, and their counts come from the index with only their ends
+// read, where each was a reading of the whole document again. So
+// everything that counts parts of the context is handed ctxCounter, and the
+// texts it counts are views of the context, not copies.
 
 // textCounts is the run's counting cache; the zero value is ready.
 type textCounts struct {
@@ -29,9 +36,13 @@ const minReuse = 4 << 10
 
 // contextCounted is the run's whole context, counted on first use.
 func (r *run) contextCounted() tokens.Counted {
-	r.counts.once.Do(func() { r.counts.context = r.cfg.Counter.Counted(r.cfg.Context) })
+	r.counts.once.Do(func() { r.counts.context = r.cfg.Counter.Indexed(r.cfg.Context) })
 	return r.counts.context
 }
+
+// ctxCounter counts any text as r.cfg.Counter does, and a part of the
+// context (the same memory) from the context's index.
+func (r *run) ctxCounter() tokens.Counted { return r.contextCounted() }
 
 // counted counts a slice; a slice that is the whole context (a fallback)
 // takes the context's count.

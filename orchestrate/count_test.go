@@ -112,3 +112,73 @@ func TestCountedPromptsMatchWhatWasSent(t *testing.T) {
 		t.Errorf("subtask prompt counted %d (fallback %v), sent %d", rec.Subtasks[0].PromptTokens, rec.Subtasks[0].Slice.Fallback, sub)
 	}
 }
+
+// TestDryRunOverTheWindowTokenizesTheContextOnce: a context over the
+// window takes the outline planner, whose outline counts every section,
+// and its fallback subtask runs as map-reduce, whose split counts every
+// line and whose map requests each hold a part. All of them are answered
+// from the one counting of the context (it was 4.6 readings), and the
+// figures are still exact.
+func TestDryRunOverTheWindowTokenizesTheContextOnce(t *testing.T) {
+	ctx := realContext(t, 400<<10)
+	var read atomic.Int64
+	cfg := orchestrate.Config{
+		Task:    "Zqxv wibble frobnicate?",
+		Context: ctx, DryRun: true, Window: 40_000,
+		Counter: tokens.Default().Metered(&read),
+	}
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	if !strings.Contains(rec.PlannerReason, "the outline it reads") {
+		t.Fatalf("planner reason %q; the test wants the outline planner's estimate (a context over the window)", rec.PlannerReason)
+	}
+	if len(rec.Subtasks) == 0 || rec.Subtasks[0].Parts < 2 {
+		t.Fatalf("want a subtask run as map-reduce over several parts, got %+v", rec.Subtasks)
+	}
+	if got := read.Load(); got > int64(len(ctx))*13/10 {
+		t.Errorf("the dry run tokenized %d bytes for a %d-byte context (%.2f times)", got, len(ctx), float64(got)/float64(len(ctx)))
+	}
+	if want := tokens.Default().Count(ctx); rec.Accounting.ContextTokens != want {
+		t.Errorf("context_tokens = %d, want %d", rec.Accounting.ContextTokens, want)
+	}
+}
+
+// TestMapRequestCountsMatchWhatWasSent: map requests over parts of the
+// context are counted from the context's index with their wrapping, not
+// tokenized again; the record's prompt tokens are still exactly the count
+// of what the map and reduce requests carried.
+func TestMapRequestCountsMatchWhatWasSent(t *testing.T) {
+	ctx := realContext(t, 64<<10)
+	s := llmtest.NewServer(t, script(llmtest.Text(`{"subtasks": [], "reasoning": "r"}`)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Task = "Zqxv wibble frobnicate?" // no heading matches: the one subtask falls back to the whole context
+	cfg.Context, cfg.Window, cfg.Planner = ctx, 6000, orchestrate.PlannerRetrieval
+	cfg.SubagentMax, cfg.SynthesisMax = 500, 500
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v (warnings %v)", err, rec.Warnings)
+	}
+	if len(rec.Subtasks) != 1 || rec.Subtasks[0].MapCalls < 3 {
+		t.Fatalf("want one subtask run over several parts, got %+v", rec.Subtasks)
+	}
+	c := tokens.Default()
+	sent, maps := 0, 0
+	for _, r := range s.Requests() {
+		if isPlanner(r) || isSynthesis(r) {
+			continue
+		}
+		if !isReduce(r) {
+			maps++
+		}
+		sent += c.Count(r.System)
+		for _, m := range r.Messages {
+			sent += c.Count(m.Content)
+		}
+	}
+	st := rec.Subtasks[0]
+	if maps != st.MapCalls || st.PromptTokens != sent {
+		t.Errorf("subtask: %d map calls counted %d prompt tokens; the %d sent carry %d", st.MapCalls, st.PromptTokens, maps, sent)
+	}
+}

@@ -131,3 +131,11 @@ func (ct Counted) Wrapped3(prefix, s, suffix string) int {
 	tail := ct.c.countJoined(ct.text[q:b], suffix)
 	return head + int(ct.ix.sum[hi]-ct.ix.sum[lo]) + tail
 }
+
+// CleanBreak reports whether at is a clean break of s: a line break before
+// it and a character after it that no pre-token joins to the break, so
+// that the count of s is the count of s[:at] plus that of s[at:]. Split
+// texts there and their counts add up exactly.
+func (ct Counted) CleanBreak(s string, at int) bool {
+	return at > 0 && at < len(s) && s[at-1] == '\n' && cleanStart(s[at:])
+}
