@@ -182,3 +182,38 @@ func TestMapRequestCountsMatchWhatWasSent(t *testing.T) {
 		t.Errorf("subtask: %d map calls counted %d prompt tokens; the %d sent carry %d", st.MapCalls, st.PromptTokens, maps, sent)
 	}
 }
+
+// TestOutlinePromptCountMatchesWhatWasSent: the outline planner's prompt
+// holds the outline, which was counted when it was built; the prompt is
+// counted as its own text plus that count, and is still exactly the count
+// of what was sent.
+func TestOutlinePromptCountMatchesWhatWasSent(t *testing.T) {
+	ctx := realContext(t, 300<<10)
+	s := llmtest.NewServer(t, script(llmtest.Text(`{"subtasks": [{"task": "Summarise it", "skill": "summarization", "context_pointers": {"line_ranges": [[1, 40]]}}], "reasoning": "r"}`)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Context, cfg.Window, cfg.Planner = ctx, 60_000, orchestrate.PlannerOutline
+	var read atomic.Int64
+	cfg.Counter = tokens.Default().Metered(&read)
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v (warnings %v)", err, rec.Warnings)
+	}
+	c := tokens.Default()
+	planner, outlineBytes := 0, 0
+	for _, r := range s.Requests() {
+		if !isPlanner(r) {
+			continue
+		}
+		planner += c.Count(r.System)
+		for _, m := range r.Messages {
+			planner += c.Count(m.Content)
+			outlineBytes = max(outlineBytes, len(m.Content))
+		}
+	}
+	if outlineBytes < 8<<10 {
+		t.Fatalf("the outline planner's prompt is %d bytes; the test wants a large outline", outlineBytes)
+	}
+	if rec.Accounting.PlannerInputTokens != planner {
+		t.Errorf("planner input counted %d, the requests sent carry %d", rec.Accounting.PlannerInputTokens, planner)
+	}
+}

@@ -88,6 +88,14 @@ func (ct Counted) offset(s string) (int, bool) {
 	return int(p - base), true
 }
 
+// Holds reports whether s is a part of the counted text's own memory (a
+// substring of it, not a copy), which Count and Wrapped3 answer from the
+// index when the text was counted by Indexed.
+func (ct Counted) Holds(s string) bool {
+	_, ok := ct.offset(s)
+	return ok
+}
+
 // Count returns the count of s, the same as Counter.Count. When s is a part
 // of the indexed text itself (a section, a line, a map part: the same
 // memory), only its ends are read: what lies before its first clean break
