@@ -97,7 +97,9 @@ func (r *run) counted(text string) tokens.Counted {
 	if isContext(text, r.cfg.Context) {
 		return r.contextCounted()
 	}
-	return r.cfg.Counter.Counted(text)
+	// A slice that is one cut of the context shares its memory and is
+	// counted from the context's index.
+	return r.contextCounted().Sub(text)
 }
 
 // isContext reports whether text is ctx: the same bytes (the assembler hands

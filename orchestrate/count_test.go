@@ -217,3 +217,40 @@ func TestOutlinePromptCountMatchesWhatWasSent(t *testing.T) {
 		t.Errorf("planner input counted %d, the requests sent carry %d", rec.Accounting.PlannerInputTokens, planner)
 	}
 }
+
+// TestSliceCountsMatchWhatWasSent: a slice cut out of the context (here a
+// line range) shares its memory and is counted from the context's index;
+// its figures are still those of what the sub-agent was sent.
+func TestSliceCountsMatchWhatWasSent(t *testing.T) {
+	ctx := realContext(t, 64<<10)
+	plan := `{"subtasks": [{"task": "Summarise it", "skill": "summarization", "context_pointers": {"line_ranges": [[3, 700]]}}], "reasoning": "r"}`
+	s := llmtest.NewServer(t, script(llmtest.Text(plan)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Context, cfg.Window = ctx, 10_000_000
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	c := tokens.Default()
+	sub, slice := 0, ""
+	for _, r := range s.Requests() {
+		if isPlanner(r) || isSynthesis(r) {
+			continue
+		}
+		sub += c.Count(r.System)
+		for _, m := range r.Messages {
+			sub += c.Count(m.Content)
+			slice = contextOf(r)
+		}
+	}
+	st := rec.Subtasks[0]
+	if st.Slice == nil || st.Slice.Fallback || len(slice) < 8<<10 {
+		t.Fatalf("want a slice of the context of several KB, got %+v (%d bytes)", st.Slice, len(slice))
+	}
+	if st.PromptTokens != sub {
+		t.Errorf("subtask prompt counted %d, sent %d", st.PromptTokens, sub)
+	}
+	if want := c.Count(slice); st.ContextTokens != want {
+		t.Errorf("slice counted %d, its text %d", st.ContextTokens, want)
+	}
+}

@@ -147,3 +147,23 @@ func (ct Counted) Wrapped3(prefix, s, suffix string) int {
 func (ct Counted) CleanBreak(s string, at int) bool {
 	return at > 0 && at < len(s) && s[at-1] == '\n' && cleanStart(s[at:])
 }
+
+// Sub returns s counted as Counted would count it, from the index when s is
+// a part of the indexed text (a section the assembler cut out of the
+// context without copying): only s's ends are read. Anything else is
+// counted.
+func (ct Counted) Sub(s string) Counted {
+	if ct.ix == nil || !ct.Holds(s) {
+		if ct.c == nil {
+			return Counted{}
+		}
+		return ct.c.Counted(s)
+	}
+	k := Counted{c: ct.c, text: s, head: nextBreak(s, 1), tail: lastBreak(s)}
+	k.tokens = ct.Count(s)
+	if k.head >= 0 {
+		k.headTokens = ct.Count(s[:k.head])
+		k.tailTokens = ct.Count(s[k.tail:])
+	}
+	return k
+}

@@ -73,6 +73,13 @@ func TestIndexedMatchesDirectCounts(t *testing.T) {
 			if got, want := ct.Wrapped3(pre, s, suf), whole(c, pre+s+suf); got != want {
 				t.Errorf("document %d: Wrapped3 of [%d:%d] = %d, whole %d", i, from, to, got, want)
 			}
+			sub := ct.Sub(s)
+			if got, want := sub.Tokens(), whole(c, s); got != want {
+				t.Errorf("document %d: Sub of [%d:%d] counts %d, whole %d", i, from, to, got, want)
+			}
+			if got, want := sub.Wrapped(pre, suf), whole(c, pre+s+suf); got != want {
+				t.Errorf("document %d: Sub of [%d:%d] wrapped counts %d, whole %d", i, from, to, got, want)
+			}
 		}
 		if p, ok := ct.Span(1, len(d)); ok && d[0] != '\n' {
 			t.Errorf("document %d: Span from a point that is no break answered %d", i, p)
