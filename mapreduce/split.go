@@ -30,14 +30,27 @@ type Part struct {
 	// several parts that share its number.
 	StartLine, EndLine int
 	// Tokens is the sum of the counts of the part's lines (or pieces of a
-	// line). Tokenizers merge little across a line break, so it is close
-	// to the count of Text, but not always equal: a caller that must stay
-	// inside a window counts the request it builds.
+	// line), or with a Breaker of its runs of lines. Tokenizers merge
+	// little across a line break, so it is close to the count of Text, and
+	// equal when the part was cut at the Breaker's points; a caller that
+	// must stay inside a window counts the request it builds.
 	Tokens int
 }
 
 // ErrBudget is returned for a budget below one token.
 var ErrBudget = errors.New("the token budget must be at least 1")
+
+// Breaker is a Counter that knows where its tokenizer may cut a text
+// without changing its count (tokens.Counted is one): Split then counts
+// runs of lines between such points rather than each line, so a part's
+// Tokens is the count of its Text, and a counter that indexes the text
+// answers each run without reading it again.
+type Breaker interface {
+	Counter
+	// CleanBreak reports whether the count of s is the count of s[:at]
+	// plus that of s[at:].
+	CleanBreak(s string, at int) bool
+}
 
 // Split cuts text into parts of at most budget tokens each. It cuts only
 // between lines, and prefers to cut before a markdown heading, then after a
@@ -47,36 +60,35 @@ var ErrBudget = errors.New("the token budget must be at least 1")
 //
 // Each line is counted once, and each line over the budget once more per
 // piece it is cut into, so the cost of Split grows with the text's length.
-// An empty text has no parts.
+// With a Breaker the lines are counted in runs that end where it may cut,
+// and cut between those runs while a run fits the budget. An empty text
+// has no parts.
 func Split(text string, budget int, c Counter) ([]Part, error) {
 	if budget < 1 {
 		return nil, ErrBudget
 	}
 	lines := splitLines(text)
-	counts := make([]int, len(lines))
-	for i, l := range lines {
-		counts[i] = c.Count(l)
-	}
-	var parts []Part
-	add := func(text string, first, last, tokens int) {
-		parts = append(parts, Part{Index: len(parts), Text: text, StartLine: first + 1, EndLine: last + 1, Tokens: tokens})
-	}
-	// join returns lines[a:b] as one string: a substring of text, since
-	// lines are consecutive substrings, so no part copies the text.
 	offsets := make([]int, len(lines)+1)
 	for i, l := range lines {
 		offsets[i+1] = offsets[i] + len(l)
 	}
+	// join returns lines[a:b] as one string: a substring of text, since
+	// lines are consecutive substrings, so no part copies the text.
 	join := func(a, b int) string { return text[offsets[a]:offsets[b]] }
+	units := lineUnits(text, lines, offsets, budget, c)
 
-	prefix := make([]int, len(lines)+1) // prefix[i]: tokens of lines[:i]
-	for i, n := range counts {
-		prefix[i+1] = prefix[i] + n
+	var parts []Part
+	add := func(text string, first, last, tokens int) {
+		parts = append(parts, Part{Index: len(parts), Text: text, StartLine: first + 1, EndLine: last + 1, Tokens: tokens})
+	}
+	prefix := make([]int, len(units)+1) // prefix[i]: tokens of units[:i]
+	for i, u := range units {
+		prefix[i+1] = prefix[i] + u.tokens
 	}
 	start := 0
-	lastHeading, lastBlank := -1, -1 // candidate cuts: before lastHeading, after lastBlank
+	lastHeading, lastBlank := -1, -1 // candidate cuts: before unit lastHeading, after unit lastBlank
 	flush := func(end int) {
-		add(join(start, end), start, end-1, prefix[end]-prefix[start])
+		add(join(units[start].a, units[end-1].b), units[start].a, units[end-1].b-1, prefix[end]-prefix[start])
 		start = end
 		if lastHeading < start {
 			lastHeading = -1
@@ -85,21 +97,22 @@ func Split(text string, budget int, c Counter) ([]Part, error) {
 			lastBlank = -1
 		}
 	}
-	for i := 0; i < len(lines); i++ {
-		n := counts[i]
-		if n > budget {
+	for i := 0; i < len(units); i++ {
+		u := units[i]
+		n := u.tokens
+		if n > budget { // one line over the budget
 			if i > start {
 				flush(i)
 			}
-			for _, p := range cutLine(lines[i], n, budget, c) {
-				add(p.text, i, i, p.tokens)
+			for _, p := range cutLine(lines[u.a], n, budget, c) {
+				add(p.text, u.a, u.a, p.tokens)
 			}
 			start, lastHeading, lastBlank = i+1, -1, -1
 			continue
 		}
 		for i > start && prefix[i]-prefix[start]+n > budget {
 			// Cut at the best boundary that keeps the part at least half
-			// full; else just before this line.
+			// full; else just before this unit.
 			end := i
 			switch half := prefix[start] + budget/2; {
 			case lastHeading > start && prefix[lastHeading] >= half:
@@ -109,17 +122,53 @@ func Split(text string, budget int, c Counter) ([]Part, error) {
 			}
 			flush(end)
 		}
-		if isHeading(lines[i]) {
+		if isHeading(lines[u.a]) {
 			lastHeading = i
 		}
-		if strings.TrimSpace(lines[i]) == "" {
+		if strings.TrimSpace(lines[u.b-1]) == "" {
 			lastBlank = i
 		}
 	}
-	if start < len(lines) {
-		flush(len(lines))
+	if start < len(units) {
+		flush(len(units))
 	}
 	return parts, nil
+}
+
+// unit is the lines [a, b) of a text and their count: one line, or with a
+// Breaker a run of lines between two points where it may cut.
+type unit struct {
+	a, b   int
+	tokens int
+}
+
+// lineUnits counts text's lines, one unit a line; with a Breaker, one unit
+// a run of lines between clean breaks, unless the run is over the budget,
+// when its lines are counted one by one so that Split can still cut
+// between them.
+func lineUnits(text string, lines []string, offsets []int, budget int, c Counter) []unit {
+	br, _ := c.(Breaker)
+	var units []unit
+	for a := 0; a < len(lines); {
+		b := a + 1
+		if br != nil {
+			for b < len(lines) && !br.CleanBreak(text, offsets[b]) {
+				b++
+			}
+		}
+		if b > a+1 {
+			if n := c.Count(text[offsets[a]:offsets[b]]); n <= budget {
+				units = append(units, unit{a, b, n})
+				a = b
+				continue
+			}
+		}
+		for i := a; i < b; i++ {
+			units = append(units, unit{i, i + 1, c.Count(lines[i])})
+		}
+		a = b
+	}
+	return units
 }
 
 // splitLines cuts text after each line ending ("\n", "\r\n" or a lone "\r",

@@ -220,3 +220,36 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+// With a Breaker (an indexed count of the text), Split counts runs of
+// lines between clean breaks from the index: it does not read the text
+// again, and each part's Tokens is exactly the count of its Text.
+func TestSplitWithBreakerReadsNothingAndCountsExactly(t *testing.T) {
+	var read atomic.Int64
+	c := tokens.Default().Metered(&read)
+	text := report(30, 6) + "    indented code\n    more of it\n\n/path/at/line/start\n" + report(5, 4)
+	ct := c.Indexed(text)
+	read.Store(0)
+	parts, err := Split(text, 300, ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkParts(t, text, parts, 300)
+	if len(parts) < 5 {
+		t.Fatalf("%d parts; want several", len(parts))
+	}
+	if got := read.Load(); got > int64(len(text))/20 {
+		t.Errorf("Split read %d bytes of a %d-byte indexed text; want only the ends of runs", got, len(text))
+	}
+	for _, p := range parts {
+		if want := tokens.Default().Count(p.Text); p.Tokens != want {
+			t.Errorf("part %d: Tokens %d, its text counts %d", p.Index, p.Tokens, want)
+		}
+	}
+	// The same text without a Breaker cuts between lines as before.
+	plain, err := Split(text, 300, tokens.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkParts(t, text, plain, 300)
+}

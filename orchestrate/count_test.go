@@ -112,3 +112,145 @@ func TestCountedPromptsMatchWhatWasSent(t *testing.T) {
 		t.Errorf("subtask prompt counted %d (fallback %v), sent %d", rec.Subtasks[0].PromptTokens, rec.Subtasks[0].Slice.Fallback, sub)
 	}
 }
+
+// TestDryRunOverTheWindowTokenizesTheContextOnce: a context over the
+// window takes the outline planner, whose outline counts every section,
+// and its fallback subtask runs as map-reduce, whose split counts every
+// line and whose map requests each hold a part. All of them are answered
+// from the one counting of the context (it was 4.6 readings), and the
+// figures are still exact.
+func TestDryRunOverTheWindowTokenizesTheContextOnce(t *testing.T) {
+	ctx := realContext(t, 400<<10)
+	var read atomic.Int64
+	cfg := orchestrate.Config{
+		Task:    "Zqxv wibble frobnicate?",
+		Context: ctx, DryRun: true, Window: 40_000,
+		Counter: tokens.Default().Metered(&read),
+	}
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	if !strings.Contains(rec.PlannerReason, "the outline it reads") {
+		t.Fatalf("planner reason %q; the test wants the outline planner's estimate (a context over the window)", rec.PlannerReason)
+	}
+	if len(rec.Subtasks) == 0 || rec.Subtasks[0].Parts < 2 {
+		t.Fatalf("want a subtask run as map-reduce over several parts, got %+v", rec.Subtasks)
+	}
+	if got := read.Load(); got > int64(len(ctx))*13/10 {
+		t.Errorf("the dry run tokenized %d bytes for a %d-byte context (%.2f times)", got, len(ctx), float64(got)/float64(len(ctx)))
+	}
+	if want := tokens.Default().Count(ctx); rec.Accounting.ContextTokens != want {
+		t.Errorf("context_tokens = %d, want %d", rec.Accounting.ContextTokens, want)
+	}
+}
+
+// TestMapRequestCountsMatchWhatWasSent: map requests over parts of the
+// context are counted from the context's index with their wrapping, not
+// tokenized again; the record's prompt tokens are still exactly the count
+// of what the map and reduce requests carried.
+func TestMapRequestCountsMatchWhatWasSent(t *testing.T) {
+	ctx := realContext(t, 64<<10)
+	s := llmtest.NewServer(t, script(llmtest.Text(`{"subtasks": [], "reasoning": "r"}`)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Task = "Zqxv wibble frobnicate?" // no heading matches: the one subtask falls back to the whole context
+	cfg.Context, cfg.Window, cfg.Planner = ctx, 6000, orchestrate.PlannerRetrieval
+	cfg.SubagentMax, cfg.SynthesisMax = 500, 500
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v (warnings %v)", err, rec.Warnings)
+	}
+	if len(rec.Subtasks) != 1 || rec.Subtasks[0].MapCalls < 3 {
+		t.Fatalf("want one subtask run over several parts, got %+v", rec.Subtasks)
+	}
+	c := tokens.Default()
+	sent, maps := 0, 0
+	for _, r := range s.Requests() {
+		if isPlanner(r) || isSynthesis(r) {
+			continue
+		}
+		if !isReduce(r) {
+			maps++
+		}
+		sent += c.Count(r.System)
+		for _, m := range r.Messages {
+			sent += c.Count(m.Content)
+		}
+	}
+	st := rec.Subtasks[0]
+	if maps != st.MapCalls || st.PromptTokens != sent {
+		t.Errorf("subtask: %d map calls counted %d prompt tokens; the %d sent carry %d", st.MapCalls, st.PromptTokens, maps, sent)
+	}
+}
+
+// TestOutlinePromptCountMatchesWhatWasSent: the outline planner's prompt
+// holds the outline, which was counted when it was built; the prompt is
+// counted as its own text plus that count, and is still exactly the count
+// of what was sent.
+func TestOutlinePromptCountMatchesWhatWasSent(t *testing.T) {
+	ctx := realContext(t, 300<<10)
+	s := llmtest.NewServer(t, script(llmtest.Text(`{"subtasks": [{"task": "Summarise it", "skill": "summarization", "context_pointers": {"line_ranges": [[1, 40]]}}], "reasoning": "r"}`)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Context, cfg.Window, cfg.Planner = ctx, 60_000, orchestrate.PlannerOutline
+	var read atomic.Int64
+	cfg.Counter = tokens.Default().Metered(&read)
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v (warnings %v)", err, rec.Warnings)
+	}
+	c := tokens.Default()
+	planner, outlineBytes := 0, 0
+	for _, r := range s.Requests() {
+		if !isPlanner(r) {
+			continue
+		}
+		planner += c.Count(r.System)
+		for _, m := range r.Messages {
+			planner += c.Count(m.Content)
+			outlineBytes = max(outlineBytes, len(m.Content))
+		}
+	}
+	if outlineBytes < 8<<10 {
+		t.Fatalf("the outline planner's prompt is %d bytes; the test wants a large outline", outlineBytes)
+	}
+	if rec.Accounting.PlannerInputTokens != planner {
+		t.Errorf("planner input counted %d, the requests sent carry %d", rec.Accounting.PlannerInputTokens, planner)
+	}
+}
+
+// TestSliceCountsMatchWhatWasSent: a slice cut out of the context (here a
+// line range) shares its memory and is counted from the context's index;
+// its figures are still those of what the sub-agent was sent.
+func TestSliceCountsMatchWhatWasSent(t *testing.T) {
+	ctx := realContext(t, 64<<10)
+	plan := `{"subtasks": [{"task": "Summarise it", "skill": "summarization", "context_pointers": {"line_ranges": [[3, 700]]}}], "reasoning": "r"}`
+	s := llmtest.NewServer(t, script(llmtest.Text(plan)))
+	cfg := config(providers["anthropic"](t, s))
+	cfg.Context, cfg.Window = ctx, 10_000_000
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	c := tokens.Default()
+	sub, slice := 0, ""
+	for _, r := range s.Requests() {
+		if isPlanner(r) || isSynthesis(r) {
+			continue
+		}
+		sub += c.Count(r.System)
+		for _, m := range r.Messages {
+			sub += c.Count(m.Content)
+			slice = contextOf(r)
+		}
+	}
+	st := rec.Subtasks[0]
+	if st.Slice == nil || st.Slice.Fallback || len(slice) < 8<<10 {
+		t.Fatalf("want a slice of the context of several KB, got %+v (%d bytes)", st.Slice, len(slice))
+	}
+	if st.PromptTokens != sub {
+		t.Errorf("subtask prompt counted %d, sent %d", st.PromptTokens, sub)
+	}
+	if want := c.Count(slice); st.ContextTokens != want {
+		t.Errorf("slice counted %d, its text %d", st.ContextTokens, want)
+	}
+}

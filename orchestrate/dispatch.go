@@ -85,7 +85,7 @@ func (r *run) cut(i int) *job {
 	if j.whole {
 		res.ContextTokens = r.acct.ContextTokens
 	} else {
-		j.ct = r.cfg.Counter.Counted(j.text)
+		j.ct = r.counted(j.text)
 		res.ContextTokens = j.ct.Tokens()
 	}
 	return j

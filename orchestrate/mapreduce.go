@@ -72,7 +72,7 @@ func (r *run) mapParts(j *job) ([]mapreduce.Part, int, error) {
 		return nil, 0, &WindowError{What: fmt.Sprintf("subtask %d map part", j.i+1), Model: r.cfg.ModelName,
 			Prompt: overhead, MaxTokens: r.cfg.SubagentMax, Window: w.Tokens, Source: w.Source}
 	}
-	parts, err := mapreduce.Split(j.text, budget, r.cfg.Counter)
+	parts, err := mapreduce.Split(j.text, budget, r.ctxCounter())
 	if err != nil {
 		return nil, 0, fmt.Errorf("subtask %d: split: %w", j.i+1, err)
 	}
@@ -91,11 +91,14 @@ func (r *run) mapInstruction(j *job, label string) string {
 	return j.instr + "\nThe context above is " + label + " of the text this subtask covers; other analysts answer the other parts, and the answers are joined after. Answer for this part alone: count or list only what it holds, and say plainly when it holds nothing relevant.\n"
 }
 
-// mapRequest builds and counts the map request over one part.
+// mapRequest builds and counts the map request over one part. A part of
+// the context is counted from its index with its wrapping (exact, reading
+// only the wrapping and the part's ends).
 func (r *run) mapRequest(j *job, text, label string) (req *llm.Request, n int) {
 	block, instr := contextBlock(text), r.mapInstruction(j, label)
 	req = r.subagentRequest(j.sk.Body, block+instr)
-	return req, r.systemTokens(j.sk.Name, j.sk.Body) + r.count(block) + r.count(instr)
+	p, s := contextBlockWrap(text)
+	return req, r.systemTokens(j.sk.Name, j.sk.Body) + r.ctxCounter().Wrapped3(p, text, s) + r.count(instr)
 }
 
 // mapReduce runs subtask j over the parts of its text. why is the window
@@ -153,7 +156,7 @@ func (r *run) mapPart(ctx context.Context, j *job, text string, budget int, num 
 		}
 		return []partial{{from: label, to: label, text: resp.Text}}, nil
 	}
-	pieces, serr := mapreduce.Split(text, budget/2, r.cfg.Counter)
+	pieces, serr := mapreduce.Split(text, budget/2, r.ctxCounter())
 	if serr != nil || len(pieces) < 2 {
 		return nil, over
 	}

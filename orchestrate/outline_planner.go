@@ -92,15 +92,17 @@ func (r *run) splitCombined() ([]outline.Source, []outlineDoc, bool) {
 		if h.Title != name {
 			return nil, nil, false
 		}
-		var data []byte
+		// The document is a view of the context, not a copy, so that
+		// its sections' counts come from the context's index.
+		data := ""
 		if from, to := h.Line+1, h.EndLine; from <= to && to <= len(starts) {
 			end := len(text)
 			if to < len(starts) {
 				end = starts[to]
 			}
-			data = []byte(text[starts[from-1]:end])
+			data = text[starts[from-1]:end]
 		}
-		srcs = append(srcs, outline.Source{Name: name, Doc: slice.Parse(data)})
+		srcs = append(srcs, outline.Source{Name: name, Doc: slice.ParseString(data)})
 		docs = append(docs, outlineDoc{name: name, first: h.Line, last: h.EndLine, offset: h.Line})
 	}
 	return srcs, docs, true
@@ -154,7 +156,7 @@ func (r *run) outlineRequest() (*outlineView, *llm.Request, int, error) {
 			return nil, nil, 0, fmt.Errorf("the outline planner's prompt alone (%d tokens, %d for the reply) leaves no room for an outline in the %d-token window of %q: %w",
 				fixed, r.cfg.PlannerMax, w.Tokens, w.Model, ErrWindow)
 		}
-		o, err := outline.Build(srcs, r.cfg.Counter, budget)
+		o, err := outline.Build(srcs, r.ctxCounter(), budget)
 		if err != nil {
 			return nil, nil, 0, err
 		}

@@ -165,6 +165,7 @@ type Counted struct {
 	// text[tail:].
 	head, tail             int
 	headTokens, tailTokens int
+	ix                     *index // nil unless counted by Indexed
 }
 
 // Counted counts text once and keeps what Wrapped needs.

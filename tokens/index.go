@@ -1,0 +1,169 @@
+package tokens
+
+import (
+	"math"
+	"sort"
+	"unsafe"
+)
+
+// An index of a counted text. A run counts its context once, and then the
+// outline counts every section of it, map-reduce every line and every part;
+// each of those read the document again (a dry run over a large document
+// handed the tokenizer 4.6 times its size). Counting the context piece by
+// piece between its clean breaks (see stream.go) costs the same one reading
+// and leaves the running total at every break, so the count of any text
+// between two breaks is a subtraction, and that of any other part of the
+// context only needs its ends read: from its start to the first break in
+// it, and from its last break to its end.
+
+// Indexed counts text once, as Counted does, and keeps the running count at
+// every clean break, for Span and Count. The index holds two 4-byte numbers
+// a break (about a line): a few percent of the text.
+func (c *Counter) Indexed(text string) Counted {
+	if len(text) >= math.MaxInt32 {
+		return c.Counted(text) // offsets would not fit; count without an index
+	}
+	ct := Counted{c: c, text: text, head: -1, tail: -1}
+	ix := &index{at: []int32{0}, sum: []int32{0}}
+	total := 0
+	for from := 0; from < len(text); {
+		to := nextBreak(text, from+1)
+		if to < 0 {
+			to = len(text)
+		}
+		total += c.countPiece(text[from:to])
+		ix.at, ix.sum = append(ix.at, int32(to)), append(ix.sum, int32(min(total, math.MaxInt32)))
+		from = to
+	}
+	ct.tokens = total
+	ct.ix = ix
+	if n := len(ix.at); n > 2 { // breaks inside the text: the same head and tail Counted keeps
+		ct.head, ct.tail = int(ix.at[1]), int(ix.at[n-2])
+		ct.headTokens = int(ix.sum[1])
+		ct.tailTokens = total - int(ix.sum[n-2])
+	}
+	return ct
+}
+
+// index is the running count of a text at its clean breaks: sum[k] counts
+// text[:at[k]]. at begins with 0 and ends with the text's length.
+type index struct {
+	at, sum []int32
+}
+
+// point returns k with at[k] == off, or -1.
+func (ix *index) point(off int) int {
+	k := sort.Search(len(ix.at), func(k int) bool { return int(ix.at[k]) >= off })
+	if k < len(ix.at) && int(ix.at[k]) == off {
+		return k
+	}
+	return -1
+}
+
+// Span returns the count of Text()[from:to] from the index, and false when
+// the text was not counted by Indexed or either end is neither a clean break
+// nor an end of the text (then the caller counts it).
+func (ct Counted) Span(from, to int) (int, bool) {
+	if ct.ix == nil || from < 0 || to > len(ct.text) || from > to {
+		return 0, false
+	}
+	i, j := ct.ix.point(from), ct.ix.point(to)
+	if i < 0 || j < 0 {
+		return 0, false
+	}
+	return int(ct.ix.sum[j] - ct.ix.sum[i]), true
+}
+
+// offset returns where s lies in the counted text, when s is a part of the
+// same memory (a substring, not a copy), else false.
+func (ct Counted) offset(s string) (int, bool) {
+	if len(s) == 0 || len(ct.text) == 0 {
+		return 0, false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.StringData(ct.text)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	if p < base || p-base+uintptr(len(s)) > uintptr(len(ct.text)) {
+		return 0, false
+	}
+	return int(p - base), true
+}
+
+// Holds reports whether s is a part of the counted text's own memory (a
+// substring of it, not a copy), which Count and Wrapped3 answer from the
+// index when the text was counted by Indexed.
+func (ct Counted) Holds(s string) bool {
+	_, ok := ct.offset(s)
+	return ok
+}
+
+// Count returns the count of s, the same as Counter.Count. When s is a part
+// of the indexed text itself (a section, a line, a map part: the same
+// memory), only its ends are read: what lies before its first clean break
+// and after its last; the rest comes from the index. Anything else is
+// counted.
+func (ct Counted) Count(s string) int { return ct.Wrapped3("", s, "") }
+
+// Wrapped3 returns the count of prefix + s + suffix, the same as
+// Counter.CountJoined of the three, reading only prefix, suffix and the ends
+// of s when s is a part of the indexed text (see Count).
+func (ct Counted) Wrapped3(prefix, s, suffix string) int {
+	if ct.c == nil {
+		return 0
+	}
+	a, ok := ct.offset(s)
+	if !ok || ct.ix == nil {
+		return ct.c.countJoined(prefix, s, suffix)
+	}
+	b := a + len(s)
+	at := ct.ix.at
+	// lo: the first break at or after a; hi: the last at or before b. A
+	// break is clean in prefix+s+suffix only with s's '\n' before it and a
+	// whole clean character after it: not at s's start after a prefix, nor
+	// at its end before a suffix, nor before a letter that s's end cuts.
+	lo := sort.Search(len(at), func(k int) bool { return int(at[k]) >= a })
+	if lo < len(at) && int(at[lo]) == a && prefix != "" {
+		lo++
+	}
+	hi := sort.Search(len(at), func(k int) bool { return int(at[k]) > b }) - 1
+	if hi >= 0 && int(at[hi]) == b && suffix != "" {
+		hi--
+	}
+	for hi > lo && int(at[hi]) < b && !cleanStart(ct.text[at[hi]:b]) {
+		hi--
+	}
+	if lo >= hi {
+		return ct.c.countJoined(prefix, s, suffix)
+	}
+	p, q := int(at[lo]), int(at[hi])
+	head := ct.c.countJoined(prefix, ct.text[a:p])
+	tail := ct.c.countJoined(ct.text[q:b], suffix)
+	return head + int(ct.ix.sum[hi]-ct.ix.sum[lo]) + tail
+}
+
+// CleanBreak reports whether at is a clean break of s: a line break before
+// it and a character after it that no pre-token joins to the break, so
+// that the count of s is the count of s[:at] plus that of s[at:]. Split
+// texts there and their counts add up exactly.
+func (ct Counted) CleanBreak(s string, at int) bool {
+	return at > 0 && at < len(s) && s[at-1] == '\n' && cleanStart(s[at:])
+}
+
+// Sub returns s counted as Counted would count it, from the index when s is
+// a part of the indexed text (a section the assembler cut out of the
+// context without copying): only s's ends are read. Anything else is
+// counted.
+func (ct Counted) Sub(s string) Counted {
+	if ct.ix == nil || !ct.Holds(s) {
+		if ct.c == nil {
+			return Counted{}
+		}
+		return ct.c.Counted(s)
+	}
+	k := Counted{c: ct.c, text: s, head: nextBreak(s, 1), tail: lastBreak(s)}
+	k.tokens = ct.Count(s)
+	if k.head >= 0 {
+		k.headTokens = ct.Count(s[:k.head])
+		k.tailTokens = ct.Count(s[k.tail:])
+	}
+	return k
+}

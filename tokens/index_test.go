@@ -1,0 +1,114 @@
+package tokens
+
+import (
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// someText is about max bytes of the repository's real markdown.
+func someText(t testing.TB, max int) []string {
+	var docs []string
+	size := 0
+	for i, d := range realText(t) {
+		if i%3 == 0 && size < max {
+			docs = append(docs, d)
+			size += len(d)
+		}
+	}
+	return docs
+}
+
+func TestIndexedMatchesDirectCounts(t *testing.T) {
+	c := Default()
+	rng := rand.New(rand.NewPCG(9, 1))
+	for i, d := range someText(t, 60<<10) {
+		ct := c.Indexed(d)
+		if got, want := ct.Tokens(), whole(c, d); got != want {
+			t.Fatalf("document %d: indexed %d, whole %d", i, got, want)
+		}
+		var breaks []int
+		for b := nextBreak(d, 1); b >= 0; b = nextBreak(d, b+1) {
+			breaks = append(breaks, b)
+		}
+		if len(breaks) < 10 {
+			t.Fatalf("document %d has %d clean breaks; the test would prove nothing", i, len(breaks))
+		}
+		ends := append([]int{0, len(d)}, breaks...)
+		for range 15 {
+			from, to := ends[rng.IntN(len(ends))], ends[rng.IntN(len(ends))]
+			from, to = min(from, to), max(from, to)
+			n, ok := ct.Span(from, to)
+			if !ok {
+				t.Fatalf("document %d: Span(%d, %d) between clean breaks was refused", i, from, to)
+			}
+			if want := whole(c, d[from:to]); n != want {
+				t.Errorf("document %d: Span(%d, %d) = %d, whole %d", i, from, to, n, want)
+			}
+		}
+		// Any substring, with and without wrapping, cut at lines or at
+		// any byte (through a rune, after a break, before one).
+		lines := strings.SplitAfter(d, "\n")
+		starts := []int{0}
+		for _, l := range lines {
+			starts = append(starts, starts[len(starts)-1]+len(l))
+		}
+		for k := range 30 {
+			var from, to int
+			if k%2 == 0 {
+				from, to = starts[rng.IntN(len(starts))], starts[rng.IntN(len(starts))]
+			} else {
+				from, to = rng.IntN(len(d)+1), rng.IntN(len(d)+1)
+			}
+			from, to = min(from, to), max(from, to)
+			s := d[from:to]
+			if got, want := ct.Count(s), whole(c, s); got != want {
+				t.Errorf("document %d: Count of [%d:%d] = %d, whole %d", i, from, to, got, want)
+			}
+			pre, suf := "<context>\n", "\n</context>\n\n"
+			if k%3 == 0 {
+				pre, suf = "x", "y"
+			}
+			if got, want := ct.Wrapped3(pre, s, suf), whole(c, pre+s+suf); got != want {
+				t.Errorf("document %d: Wrapped3 of [%d:%d] = %d, whole %d", i, from, to, got, want)
+			}
+			sub := ct.Sub(s)
+			if got, want := sub.Tokens(), whole(c, s); got != want {
+				t.Errorf("document %d: Sub of [%d:%d] counts %d, whole %d", i, from, to, got, want)
+			}
+			if got, want := sub.Wrapped(pre, suf), whole(c, pre+s+suf); got != want {
+				t.Errorf("document %d: Sub of [%d:%d] wrapped counts %d, whole %d", i, from, to, got, want)
+			}
+		}
+		if p, ok := ct.Span(1, len(d)); ok && d[0] != '\n' {
+			t.Errorf("document %d: Span from a point that is no break answered %d", i, p)
+		}
+	}
+}
+
+// A section of the indexed text is counted from the index: the tokenizer
+// reads only its ends, and a copy of it is counted in full.
+func TestIndexedCountReadsOnlyEnds(t *testing.T) {
+	var meter atomic.Int64
+	c := Default().Metered(&meter)
+	d := strings.Repeat("# Title\nSome prose here, in a line.\nAnother line of it.\n\n", 2000)
+	ct := c.Indexed(d)
+	if got := meter.Load(); got != int64(len(d)) {
+		t.Fatalf("indexing read %d bytes of %d", got, len(d))
+	}
+	meter.Store(0)
+	part := d[len(d)/4 : 3*len(d)/4]
+	if got, want := ct.Count(part), whole(Default(), part); got != want {
+		t.Fatalf("Count = %d, whole %d", got, want)
+	}
+	if got := meter.Load(); got > 200 {
+		t.Errorf("counting half the text from the index read %d bytes, want only its ends", got)
+	}
+	meter.Store(0)
+	cp := strings.Clone(part)
+	ct.Count(cp)
+	if got := meter.Load(); got != int64(len(cp)) {
+		t.Errorf("a copy was read %d bytes, want %d (counted in full)", got, len(cp))
+	}
+}
