@@ -424,3 +424,24 @@ func TestRetryReleasesSlotWhileWaiting(t *testing.T) {
 		t.Errorf("a call made while the first slept on its backoff failed: %v", during)
 	}
 }
+
+// A request the provider refused with 429 is charged to the client's token
+// bucket once, not again for its retry: the bucket holds one request's
+// estimate, so a second charge would wait a minute for the refill, far past
+// the deadline, and fail at once ("would pass the deadline").
+func TestTokenBucketChargesARefusedRequestOnce(t *testing.T) {
+	s := llmtest.NewServer(t, llmtest.Sequence(llmtest.RateLimit(0), llmtest.Text("ok")))
+	var sl sleeps
+	m := llm.WithRetry(llm.WithLimits(client(t, s, llmtest.Anthropic),
+		llm.Limits{TokensPerMinute: 1000, Estimate: func(*llm.Request) int { return 1000 }}),
+		llm.RetryPolicy{MaxAttempts: 3, Sleep: sl.sleep})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := m.Generate(ctx, request("hi"))
+	if err != nil {
+		t.Fatalf("the retry after a 429 was charged again: %v", err)
+	}
+	if resp.Attempts != 2 || len(s.Requests()) != 2 {
+		t.Errorf("attempts %d, requests %d; want 2 and 2", resp.Attempts, len(s.Requests()))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"sync/atomic"
 	"time"
 )
@@ -160,6 +161,13 @@ func (r *Retrying) Generate(ctx context.Context, req *Request) (*Response, error
 		if pe.RetryAfter > r.p.MaxRetryAfter {
 			return nil, fmt.Errorf("%s: %w (%s requested, limit %s): %w",
 				plural(attempt, "attempt"), ErrRetryAfterTooLong, describeWait(pe.RetryAfter), r.p.MaxRetryAfter, err)
+		}
+		if pe.StatusCode == http.StatusTooManyRequests {
+			// The provider refused this attempt before spending any of its
+			// budget; the next attempt is paced by its retry-after (or the
+			// backoff), so a token bucket beneath must not charge the same
+			// request a second time (limit.go).
+			ctx = context.WithValue(ctx, rateRefusedKey{}, true)
 		}
 		wait := r.p.wait(attempt, pe.RetryAfter, rand.Int64N)
 		if r.p.OnRetry != nil {
