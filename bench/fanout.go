@@ -445,7 +445,7 @@ func runTPMSection(ctx context.Context, opts Options) (Table, []Target, error) {
 			Why:  "calls waited longer than the limit required: the retry-after waits, rounded up to whole seconds, or the client bucket's pacing added to them",
 			Fail: "a client that waits longer than the limit requires (retry-after rounded up, a bucket charged twice for a retried call) stretches the span over which the tokens beyond the burst are admitted"},
 		{Name: "finish within 10% of the earliest the limit allows (stricter; not in the issue)", Want: "achieved/best ≥ 0.90", Got: fmt.Sprintf("%.3f (%s)", minShare, worstBest), Met: minShare >= 0.90,
-			Why: "the client waited beyond what the sliding window requires: the refused attempts' retry-after waits (whole seconds), or the bucket's pacing on top of them",
+			Why:  "the client waited beyond what the sliding window requires: the refused attempts' retry-after waits (whole seconds), or the bucket's pacing on top of them",
 			Fail: "any wait beyond the sliding window's own shows directly as a later finish"},
 		{Name: "calls lost under the limit", Want: "0", Got: itoa(lost), Met: lost == 0, Why: "a call ran out of attempts or exceeded MaxRetryAfter",
 			Fail: "a call that runs out of retries or meets a retry-after above MaxRetryAfter is lost"},
