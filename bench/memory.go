@@ -103,25 +103,33 @@ type memRun struct {
 	fallbacks   int
 }
 
+// sampledAsk runs one ask with the heap sampled, the phase it is in noted
+// from its progress events, and its CPU, wall time and bytes tokenized
+// (read, which cfg.Counter meters) recorded.
+func sampledAsk(ctx context.Context, read *atomic.Int64, cfg orchestrate.Config) (memRun, *orchestrate.Record, error) {
+	m := startMemSampler()
+	cfg.Progress = func(e orchestrate.Event) {
+		if e.Index == -1 {
+			m.setPhase(e.Phase)
+		}
+	}
+	cpu0, t0 := processCPU(), time.Now()
+	rec, err := orchestrate.Ask(ctx, cfg)
+	r := memRun{cpu: processCPU() - cpu0, wall: time.Since(t0)}
+	r.live, r.inuse, r.phases = m.stop()
+	r.tokenized = read.Load()
+	return r, rec, err
+}
+
 // dryRunMemory runs `ask --dry-run` over doc in this process.
 func dryRunMemory(ctx context.Context, doc string) (memRun, error) {
 	var read atomic.Int64
 	counter := tokens.ForModel(ModelName).Metered(&read)
 	counter.Count("load the vocabulary before the baseline")
-	m := startMemSampler()
-	cpu0, t0 := processCPU(), time.Now()
-	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
+	r, rec, err := sampledAsk(ctx, &read, orchestrate.Config{
 		Task: "What were the risks and the revenue?", Context: doc, DryRun: true,
 		ModelName: ModelName, Counter: counter,
-		Progress: func(e orchestrate.Event) {
-			if e.Index == -1 {
-				m.setPhase(e.Phase)
-			}
-		},
 	})
-	r := memRun{cpu: processCPU() - cpu0, wall: time.Since(t0)}
-	r.live, r.inuse, r.phases = m.stop()
-	r.tokenized = read.Load()
 	if err != nil {
 		return r, err
 	}
@@ -167,22 +175,12 @@ func fallbackMemory(ctx context.Context, doc string, n, k int) (memRun, error) {
 	var read atomic.Int64
 	counter := tokens.ForModel(ModelName).Metered(&read)
 	counter.Count("load the vocabulary before the baseline")
-	m := startMemSampler()
-	cpu0, t0 := processCPU(), time.Now()
-	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
+	r, rec, err := sampledAsk(ctx, &read, orchestrate.Config{
 		Task: "Report every item.", Context: doc, Model: model, Provider: "anthropic",
 		ModelName: ModelName, Counter: counter, Concurrency: k, MaxSubtasks: n,
 		// The whole context must fit, or no fallback is sent at all.
 		Window: 10_000_000,
-		Progress: func(e orchestrate.Event) {
-			if e.Index == -1 {
-				m.setPhase(e.Phase)
-			}
-		},
 	})
-	r := memRun{cpu: processCPU() - cpu0, wall: time.Since(t0)}
-	r.live, r.inuse, r.phases = m.stop()
-	r.tokenized = read.Load()
 	if err != nil {
 		return r, err
 	}

@@ -25,10 +25,7 @@ func fullParseHeadings(src []byte) []string {
 		if !ok {
 			continue
 		}
-		start := h.Pos()
-		if start < 0 && h.Lines().Len() > 0 {
-			start = h.Lines().At(0).Start
-		}
+		start := headingStart(h)
 		if start < 0 {
 			continue
 		}

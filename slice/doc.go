@@ -148,10 +148,7 @@ func ParseString(s string) *Document {
 		if !ok {
 			continue
 		}
-		start := h.Pos()
-		if start < 0 && h.Lines().Len() > 0 {
-			start = h.Lines().At(0).Start
-		}
+		start := headingStart(h)
 		if start < 0 {
 			continue
 		}
@@ -398,4 +395,14 @@ func (d *Document) Outline() []Heading {
 		out[i] = Heading{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: append([]string(nil), h.Path...), UniquePath: h.UniquePath}
 	}
 	return out
+}
+
+// headingStart is the byte offset of a heading's first line in the parsed
+// source, or -1 when goldmark recorded none.
+func headingStart(h *ast.Heading) int {
+	start := h.Pos()
+	if start < 0 && h.Lines().Len() > 0 {
+		start = h.Lines().At(0).Start
+	}
+	return start
 }
