@@ -165,33 +165,33 @@ func RunSliceSpeed(ctx context.Context, tasks []*Task, opts Options) (Section, e
 		}
 		return perfMedian(ds), nil
 	}
-	var batonSec, batonLines time.Duration
+	var batonSections, batonLines time.Duration
 	batonWhy := ""
 	if exe := batonExecutable(); exe == "" {
 		batonWhy = "not run: this process is not the baton binary (run `baton bench`)"
 	} else {
-		if batonSec, err = run(exe, append([]string{"slice", "--doc", docPath}, secArgs...)...); err == nil {
+		if batonSections, err = run(exe, append([]string{"slice", "--doc", docPath}, secArgs...)...); err == nil {
 			batonLines, err = run(exe, append([]string{"slice", "--doc", docPath}, lineArgs...)...)
 		}
 		if err != nil {
 			return Section{}, fmt.Errorf("baton slice: %w", err)
 		}
-		tbl.Rows = append(tbl.Rows, []string{"`baton slice`, a child process", cpuPerMB(batonSec, len(text)), cpuPerMB(batonLines, len(text)), "user + system CPU of the process: start, read, parse, cut, write"})
+		tbl.Rows = append(tbl.Rows, []string{"`baton slice`, a child process", cpuPerMB(batonSections, len(text)), cpuPerMB(batonLines, len(text)), "user + system CPU of the process: start, read, parse, cut, write"})
 	}
-	var pySec, pyLines time.Duration
+	var pySections, pyLines time.Duration
 	pyWhy := ""
 	python, lookErr := exec.LookPath("python3")
 	if lookErr != nil {
 		pyWhy = "NOT MEASURED: python3 was not found on PATH, so the comparison with the design note's assembler could not be made"
 		opts.logf("  WARNING: %s", pyWhy)
 	} else {
-		if pySec, err = run(python, append([]string{pyPath, docPath}, secArgs...)...); err == nil {
+		if pySections, err = run(python, append([]string{pyPath, docPath}, secArgs...)...); err == nil {
 			pyLines, err = run(python, append([]string{pyPath, docPath}, lineArgs...)...)
 		}
 		if err != nil {
 			return Section{}, fmt.Errorf("python assembler: %w", err)
 		}
-		tbl.Rows = append(tbl.Rows, []string{"`python3 assembler.py` (design note 002)", cpuPerMB(pySec, len(text)), cpuPerMB(pyLines, len(text)), "user + system CPU of the process: start the interpreter, read, cut, write"})
+		tbl.Rows = append(tbl.Rows, []string{"`python3 assembler.py` (design note 002)", cpuPerMB(pySections, len(text)), cpuPerMB(pyLines, len(text)), "user + system CPU of the process: start the interpreter, read, cut, write"})
 	}
 	tbl.Notes = []string{fmt.Sprintf("The document is the corpus repeated, each copy under its own heading (\"Copy 3 of ...\"); the six section pointers name six copies' headings, which both assemblers match exactly, so both cut the same lines; the line ranges are lines %d-%d and %d-%d. Each figure is the median of %d runs. "+
 		"The Python assembler is bench/testdata/assembler.py, written from the note: headings found by a regular expression line by line (so a '#' line inside a code fence counts as a heading, which baton's does not), matched ignoring case, each section running to the next heading of the same or higher level; sections first, then line ranges, else the whole context. "+
@@ -208,8 +208,8 @@ func RunSliceSpeed(ctx context.Context, tasks []*Task, opts Options) (Section, e
 		secT.Got, secT.Why = "not measured", batonWhy
 		linT.Got, linT.Why = "not measured", batonWhy
 	default:
-		secT.Got = fmt.Sprintf("%s against %s", cpuPerMB(batonSec, len(text)), cpuPerMB(pySec, len(text)))
-		secT.Met = batonSec <= pySec
+		secT.Got = fmt.Sprintf("%s against %s", cpuPerMB(batonSections, len(text)), cpuPerMB(pySections, len(text)))
+		secT.Met = batonSections <= pySections
 		linT.Got = fmt.Sprintf("%s against %s", cpuPerMB(batonLines, len(text)), cpuPerMB(pyLines, len(text)))
 		linT.Met = batonLines <= pyLines
 		if !secT.Met {
