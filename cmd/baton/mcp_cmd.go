@@ -1,0 +1,43 @@
+package main
+
+import (
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-dev/baton/mcpserver"
+)
+
+func init() { register(newMCPCmd) }
+
+func newMCPCmd() *cobra.Command {
+	var root string
+	cmd := &cobra.Command{
+		Use:   "mcp [--root DIR]",
+		Short: "Serve baton's tools to a host agent over the Model Context Protocol (stdio)",
+		Long: `mcp serves baton's deterministic tools over the Model Context Protocol on
+standard input and output, for a host agent (Claude Code, Codex, Cursor) to
+call: outline, slice and count_tokens. Standard output carries only the
+protocol; messages go to standard error. Every path a tool is given is
+confined to --root (default: the working directory).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bi, _ := debug.ReadBuildInfo()
+			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi)})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return s.RunStdio(cmd.Context(), io.NopCloser(cmd.InOrStdin()), nopWriteCloser{cmd.OutOrStdout()})
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", ".", "the folder every path is confined to")
+	return cmd
+}
+
+// nopWriteCloser lets the protocol close its side without closing the
+// process's standard output under it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,64 @@
+// Package mcpserver serves baton's deterministic pieces over the Model
+// Context Protocol, so that a host agent (Claude Code, Codex, Cursor) calls
+// them as tools instead of being asked in prose to slice context and count
+// tokens. It is built on the official Go SDK; every path a host passes is
+// confined to the server's root with os.Root, as `baton run`'s tools are.
+//
+// This is the first part of `baton mcp`: the read-only tools outline, slice
+// and count_tokens over stdio.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Config is one server.
+type Config struct {
+	// Root is the folder every path is confined to.
+	Root string
+	// Version is reported in initialize.
+	Version string
+}
+
+// Server is baton's MCP server: the SDK's server with baton's tools added.
+type Server struct {
+	mcp  *mcp.Server
+	root *os.Root
+}
+
+// New opens the root and registers the tools.
+func New(cfg Config) (*Server, error) {
+	if cfg.Root == "" {
+		cfg.Root = "."
+	}
+	root, err := os.OpenRoot(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("mcp root %q: %w", cfg.Root, err)
+	}
+	s := &Server{root: root, mcp: mcp.NewServer(&mcp.Implementation{Name: "baton", Version: cfg.Version}, nil)}
+	s.addTools()
+	return s, nil
+}
+
+// SDK returns the underlying SDK server, for transports of the caller's
+// choosing (tests use the in-memory one).
+func (s *Server) SDK() *mcp.Server { return s.mcp }
+
+// Close releases the root.
+func (s *Server) Close() error { return s.root.Close() }
+
+// RunStdio serves one session over in and out until the client closes it
+// or ctx ends. out carries only the protocol.
+func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

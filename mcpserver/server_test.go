@@ -1,0 +1,166 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/baton-dev/baton/mcpserver"
+	"github.com/baton-dev/baton/tokens"
+)
+
+const doc = `# Vendors
+
+## Acme
+
+### Pricing
+
+Acme charges 10 EUR a seat.
+
+## Globex
+
+### Pricing
+
+Globex charges 12 EUR a seat.
+`
+
+// connect starts the server on an in-memory transport over a root holding
+// doc.md, and returns a client session to it.
+func connect(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "doc.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcpserver.New(mcpserver.Config{Root: dir, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := s.SDK().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if out != nil && !res.IsError {
+		data, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s: structured content %s: %v", name, data, err)
+		}
+	}
+	return res
+}
+
+// Every tool is listed with an input and an output schema and truthful
+// read-only annotations.
+func TestToolsAreListedWithSchemas(t *testing.T) {
+	cs := connect(t)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl
+	}
+	for _, name := range []string{"outline", "slice", "count_tokens"} {
+		tl, ok := got[name]
+		if !ok {
+			t.Errorf("tool %q missing", name)
+			continue
+		}
+		if tl.InputSchema == nil || tl.OutputSchema == nil || tl.Description == "" {
+			t.Errorf("tool %q: input schema %v, output schema %v, description %q", name, tl.InputSchema != nil, tl.OutputSchema != nil, tl.Description)
+		}
+		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+			t.Errorf("tool %q is not marked read-only", name)
+		}
+	}
+}
+
+// slice cuts each vendor's own Pricing by its unique path, and reports a
+// bare title that names both as ambiguous instead of giving the first (with
+// nothing matched, the whole document is the fallback, and says so).
+func TestSliceByUniquePath(t *testing.T) {
+	cs := connect(t)
+	var out mcpserver.SliceOut
+	call(t, cs, "slice", map[string]any{"document": "doc.md", "sections": []string{"Globex > Pricing"}}, &out)
+	if !strings.Contains(out.Text, "12 EUR") || strings.Contains(out.Text, "10 EUR") || out.Fallback {
+		t.Errorf("slice of Globex > Pricing: %q (fallback %v)", out.Text, out.Fallback)
+	}
+	if out.Tokens != tokens.Count(out.Text) || len(out.Matched) != 1 {
+		t.Errorf("tokens %d (want %d), matched %v", out.Tokens, tokens.Count(out.Text), out.Matched)
+	}
+	out = mcpserver.SliceOut{}
+	call(t, cs, "slice", map[string]any{"document": "doc.md", "sections": []string{"Pricing"}}, &out)
+	if len(out.Misses) != 1 || !out.Misses[0].Ambiguous || len(out.Matched) != 0 || !out.Fallback {
+		t.Errorf("bare Pricing: misses %+v, matched %v", out.Misses, out.Matched)
+	}
+}
+
+// outline gives unique paths with their lines; count_tokens counts as baton
+// does and names the encoding and window.
+func TestOutlineAndCount(t *testing.T) {
+	cs := connect(t)
+	var o mcpserver.OutlineOut
+	call(t, cs, "outline", map[string]any{"documents": []string{"doc.md"}}, &o)
+	if !strings.Contains(o.Text, "Globex > Pricing") || !strings.Contains(o.Text, "Acme > Pricing") {
+		t.Errorf("outline text:\n%s", o.Text)
+	}
+	var c mcpserver.CountOut
+	call(t, cs, "count_tokens", map[string]any{"texts": []string{"hello world"}, "files": []string{"doc.md"}, "model": "gpt-4o"}, &c)
+	if c.Total != tokens.Count("hello world")+tokens.Count(doc) || c.Encoding != "o200k_base" || c.Window != 128000 || !c.WindowKnown {
+		t.Errorf("count: %+v", c)
+	}
+}
+
+// Bad input is a tool error with one clear line, never a crash: a path
+// that leaves the root, a missing file, an impossible line range, nothing
+// to count.
+func TestBadInputIsAToolError(t *testing.T) {
+	cs := connect(t)
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	os.WriteFile(outside, []byte("# Secret\n\ntop secret\n"), 0o644)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"slice", map[string]any{"document": "../secret.md"}, "escapes"},
+		{"slice", map[string]any{"document": outside}, "doc"},
+		{"outline", map[string]any{"documents": []string{"missing.md"}}, "missing.md"},
+		{"count_tokens", map[string]any{"files": []string{"../../etc/passwd"}}, "escapes"},
+		{"slice", map[string]any{"document": "doc.md", "line_ranges": [][2]int{{5, 2}}}, "line range"},
+		{"count_tokens", map[string]any{}, "nothing to count"},
+	} {
+		res := call(t, cs, c.tool, c.args, nil)
+		text := ""
+		if len(res.Content) == 1 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		if !res.IsError || !strings.Contains(text, c.want) || strings.Contains(text, "\n") || strings.Contains(text, "top secret") {
+			t.Errorf("%s %v: isError %v, text %q; want one line naming %q", c.tool, c.args, res.IsError, text, c.want)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/baton-dev/baton/outline"
+	"github.com/baton-dev/baton/slice"
+	"github.com/baton-dev/baton/tokens"
+)
+
+// MaxDocumentBytes bounds each file a tool reads, as `--doc` does: a larger
+// one is refused by its size before it is read.
+const MaxDocumentBytes = 64 << 20
+
+// readOnly is the truthful annotation of a tool that reads files under the
+// root and changes nothing.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+
+// OutlineIn names the documents to outline.
+type OutlineIn struct {
+	Documents []string `json:"documents" jsonschema:"paths of markdown or text files, relative to the server's root"`
+	Budget    int      `json:"budget,omitempty" jsonschema:"the most tokens the rendered outline may take; 0 for no limit (deeper levels collapse first)"`
+}
+
+// OutlineOut is the outline: its entries and the text a planner reads.
+type OutlineOut struct {
+	Outline *outline.Outline `json:"outline"`
+	Text    string           `json:"text"`
+}
+
+// SliceIn is one cut of one document.
+type SliceIn struct {
+	Document   string   `json:"document" jsonschema:"path of a markdown or text file, relative to the server's root"`
+	Sections   []string `json:"sections,omitempty" jsonschema:"section pointers: a heading title or a unique path such as 'Globex > Pricing'"`
+	LineRanges [][2]int `json:"line_ranges,omitempty" jsonschema:"1-based inclusive line ranges, as [start, end] pairs"`
+}
+
+// SliceOut is the same contract as `baton slice --json`.
+type SliceOut struct {
+	Text      string        `json:"text"`
+	Tokens    int           `json:"tokens"`
+	Matched   []slice.Match `json:"matched"`
+	Unmatched []string      `json:"unmatched"`
+	Misses    []slice.Miss  `json:"misses"`
+	Fallback  bool          `json:"fallback"`
+	Warnings  []string      `json:"warnings"`
+}
+
+// CountIn is what to count.
+type CountIn struct {
+	Texts []string `json:"texts,omitempty" jsonschema:"texts to count"`
+	Files []string `json:"files,omitempty" jsonschema:"paths of files to count, relative to the server's root"`
+	Model string   `json:"model,omitempty" jsonschema:"the model whose tokenizer and window to use; empty for baton's default"`
+}
+
+// Count is one counted item.
+type Count struct {
+	Name   string `json:"name"`
+	Tokens int    `json:"tokens"`
+}
+
+// CountOut is the counts with the encoding used and the model's window.
+type CountOut struct {
+	Encoding    string  `json:"encoding"`
+	Window      int     `json:"window"`
+	WindowKnown bool    `json:"window_known"`
+	Counts      []Count `json:"counts"`
+	Total       int     `json:"total"`
+}
+
+func (s *Server) addTools() {
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "outline", Annotations: readOnly,
+		Description: "The heading outline of one or more documents: each heading's unique path, its line range, its size in tokens and its first words. Read this instead of a whole document to decide which sections a step needs."},
+		s.outline)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "slice", Annotations: readOnly,
+		Description: "Cut sections (by heading title or unique path) and line ranges out of a document without a model call. Unmatched pointers are reported with the nearest headings; a title naming several sections is reported ambiguous; nothing matched falls back to the whole document and says so."},
+		s.slice)
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "count_tokens", Annotations: readOnly,
+		Description: "Count the tokens of texts or files with the model's tokenizer (o200k_base or cl100k_base), and give the model's known context window."},
+		s.countTokens)
+}
+
+// read reads one file under the root, refusing one over MaxDocumentBytes
+// by its size and any path that leaves the root.
+func (s *Server) read(name string) (string, error) {
+	if name == "" {
+		return "", errors.New("a document path is empty")
+	}
+	info, err := s.root.Stat(name)
+	if err != nil {
+		return "", fmt.Errorf("document %q: %w", name, plainPathErr(err))
+	}
+	if !info.Mode().IsRegular() {
+		return "", fmt.Errorf("document %q is not a regular file", name)
+	}
+	if info.Size() > MaxDocumentBytes {
+		return "", fmt.Errorf("document %q is %d bytes, over the %d-byte limit", name, info.Size(), MaxDocumentBytes)
+	}
+	data, err := s.root.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("document %q: %w", name, plainPathErr(err))
+	}
+	return string(data), nil
+}
+
+// plainPathErr drops the *PathError's repeat of the path.
+func plainPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (s *Server) outline(_ context.Context, _ *mcp.CallToolRequest, in OutlineIn) (*mcp.CallToolResult, OutlineOut, error) {
+	if len(in.Documents) == 0 {
+		return nil, OutlineOut{}, errors.New("no documents given")
+	}
+	var srcs []outline.Source
+	for _, name := range in.Documents {
+		text, err := s.read(name)
+		if err != nil {
+			return nil, OutlineOut{}, err
+		}
+		srcs = append(srcs, outline.Source{Name: name, Doc: slice.ParseString(text)})
+	}
+	o, err := outline.Build(srcs, tokens.Default(), max(in.Budget, 0))
+	if err != nil {
+		return nil, OutlineOut{}, err
+	}
+	return nil, OutlineOut{Outline: o, Text: o.Text()}, nil
+}
+
+func (s *Server) slice(_ context.Context, _ *mcp.CallToolRequest, in SliceIn) (*mcp.CallToolResult, SliceOut, error) {
+	text, err := s.read(in.Document)
+	if err != nil {
+		return nil, SliceOut{}, err
+	}
+	for _, r := range in.LineRanges {
+		if r[0] < 1 || r[1] < r[0] {
+			return nil, SliceOut{}, fmt.Errorf("line range [%d, %d]: want 1 <= start <= end", r[0], r[1])
+		}
+	}
+	r := slice.ParseString(text).Extract(slice.Pointers{Sections: in.Sections, LineRanges: in.LineRanges})
+	out := SliceOut{Text: r.Text, Tokens: tokens.Count(r.Text), Matched: r.Matched, Unmatched: r.Unmatched,
+		Misses: r.Misses, Fallback: r.Fallback, Warnings: r.Warnings}
+	if out.Matched == nil {
+		out.Matched = []slice.Match{}
+	}
+	if out.Unmatched == nil {
+		out.Unmatched = []string{}
+	}
+	if out.Misses == nil {
+		out.Misses = []slice.Miss{}
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	return nil, out, nil
+}
+
+func (s *Server) countTokens(_ context.Context, _ *mcp.CallToolRequest, in CountIn) (*mcp.CallToolResult, CountOut, error) {
+	if len(in.Texts)+len(in.Files) == 0 {
+		return nil, CountOut{}, errors.New("nothing to count: give texts or files")
+	}
+	c := tokens.ForModel(in.Model)
+	w, known := tokens.Window(in.Model, 0)
+	out := CountOut{Encoding: string(c.Encoding()), Window: w, WindowKnown: known, Counts: []Count{}}
+	for i, t := range in.Texts {
+		n := c.Count(t)
+		out.Counts = append(out.Counts, Count{Name: fmt.Sprintf("text %d", i+1), Tokens: n})
+		out.Total += n
+	}
+	for _, name := range in.Files {
+		text, err := s.read(name)
+		if err != nil {
+			return nil, CountOut{}, err
+		}
+		n := c.Count(text)
+		out.Counts = append(out.Counts, Count{Name: name, Tokens: n})
+		out.Total += n
+	}
+	return nil, out, nil
+}
