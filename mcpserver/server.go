@@ -4,8 +4,10 @@
 // tokens. It is built on the official Go SDK; every path a host passes is
 // confined to the server's root with os.Root, as `baton run`'s tools are.
 //
-// This is the first part of `baton mcp`: the read-only tools outline, slice
-// and count_tokens over stdio.
+// This is the first part of `baton mcp`: the tools outline, slice and
+// count_tokens over stdio. They change nothing but the spill folder: a text
+// over the result bound is written under .baton/mcp and the result says
+// where.
 package mcpserver
 
 import (
@@ -24,12 +26,16 @@ type Config struct {
 	Root string
 	// Version is reported in initialize.
 	Version string
+	// MaxResultBytes bounds a text returned inline (DefaultMaxResultBytes
+	// when 0); a larger one is spilled to a file (spill.go).
+	MaxResultBytes int
 }
 
 // Server is baton's MCP server: the SDK's server with baton's tools added.
 type Server struct {
-	mcp  *mcp.Server
-	root *os.Root
+	mcp       *mcp.Server
+	root      *os.Root
+	maxResult int
 }
 
 // New opens the root and registers the tools.
@@ -41,7 +47,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp root %q: %w", cfg.Root, err)
 	}
-	s := &Server{root: root, mcp: mcp.NewServer(&mcp.Implementation{Name: "baton", Version: cfg.Version}, nil)}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	s := &Server{root: root, maxResult: cfg.MaxResultBytes, mcp: mcp.NewServer(&mcp.Implementation{Name: "baton", Version: cfg.Version}, nil)}
 	s.addTools()
 	return s, nil
 }

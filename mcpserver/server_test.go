@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,12 @@ Globex charges 12 EUR a seat.
 // doc.md, and returns a client session to it.
 func connect(t *testing.T) *mcp.ClientSession {
 	t.Helper()
-	dir := t.TempDir()
+	cs, _ := connectIn(t, t.TempDir())
+	return cs
+}
+
+func connectIn(t *testing.T, dir string) (*mcp.ClientSession, string) {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "doc.md"), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +58,7 @@ func connect(t *testing.T) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	return cs, dir
 }
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) *mcp.CallToolResult {
@@ -91,8 +97,11 @@ func TestToolsAreListedWithSchemas(t *testing.T) {
 		if tl.InputSchema == nil || tl.OutputSchema == nil || tl.Description == "" {
 			t.Errorf("tool %q: input schema %v, output schema %v, description %q", name, tl.InputSchema != nil, tl.OutputSchema != nil, tl.Description)
 		}
-		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
-			t.Errorf("tool %q is not marked read-only", name)
+		// outline and slice may write a spilled result; count_tokens writes
+		// nothing. None of them is destructive.
+		a := tl.Annotations
+		if a == nil || a.ReadOnlyHint != (name == "count_tokens") || (!a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)) {
+			t.Errorf("tool %q: annotations %+v", name, a)
 		}
 	}
 }
@@ -162,5 +171,43 @@ func TestBadInputIsAToolError(t *testing.T) {
 		if !res.IsError || !strings.Contains(text, c.want) || strings.Contains(text, "\n") || strings.Contains(text, "top secret") {
 			t.Errorf("%s %v: isError %v, text %q; want one line naming %q", c.tool, c.args, res.IsError, text, c.want)
 		}
+	}
+}
+
+// A 2 MB document's whole-document slice and its outline are over the
+// result bound: each is written under .baton/mcp, the result holds no text
+// but where it went and how large it is, and the file holds exactly what
+// would have been returned. A small slice stays inline.
+func TestLargeResultsAreSpilled(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; b.Len() < 2<<20; i++ {
+		fmt.Fprintf(&b, "## Part %d\n\nThe pumps at site %d ran all night and the valves held.\n\n", i+1, i+1)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.md"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connectIn(t, dir)
+	res := call(t, cs, "slice", map[string]any{"document": "big.md", "line_ranges": [][2]int{{1, 1 << 30}}}, nil)
+	var out mcpserver.SliceOut
+	data, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(data, &out)
+	if out.Spilled == nil || out.Text != "" || len(data) > mcpserver.DefaultMaxResultBytes {
+		t.Fatalf("slice of 2 MB: spilled %+v, %d bytes of text, %d bytes of result", out.Spilled, len(out.Text), len(data))
+	}
+	got, err := os.ReadFile(filepath.Join(dir, out.Spilled.Path))
+	if err != nil || string(got) != b.String() || out.Spilled.Bytes != b.Len() || !strings.HasPrefix(out.Spilled.Path, mcpserver.SpillDir+"/") {
+		t.Errorf("spilled file %s: %d bytes (err %v), want the %d-byte slice", out.Spilled.Path, len(got), err, b.Len())
+	}
+	var o mcpserver.OutlineOut
+	res = call(t, cs, "outline", map[string]any{"documents": []string{"big.md"}}, &o)
+	data, _ = json.Marshal(res.StructuredContent)
+	if o.Spilled == nil || o.Text != "" || len(data) > mcpserver.DefaultMaxResultBytes {
+		t.Errorf("outline of 2 MB: spilled %+v, %d bytes of result", o.Spilled, len(data))
+	}
+	var small mcpserver.SliceOut
+	call(t, cs, "slice", map[string]any{"document": "big.md", "sections": []string{"Part 7"}}, &small)
+	if small.Spilled != nil || !strings.Contains(small.Text, "site 7 ran") {
+		t.Errorf("a small slice was spilled or lost: %+v", small)
 	}
 }

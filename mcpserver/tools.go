@@ -17,8 +17,12 @@ import (
 // one is refused by its size before it is read.
 const MaxDocumentBytes = 64 << 20
 
-// readOnly is the truthful annotation of a tool that reads files under the
-// root and changes nothing.
+// reads is the truthful annotation of a tool that reads files under the
+// root and writes only a spilled result (spill.go): not read-only, but not
+// destructive, and the same input writes the same file.
+var reads = &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)}
+
+// readOnly is the annotation of a tool that changes nothing.
 var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
 
 // OutlineIn names the documents to outline.
@@ -28,9 +32,12 @@ type OutlineIn struct {
 }
 
 // OutlineOut is the outline: its entries and the text a planner reads.
+// When the rendered outline is over the result bound, Text is empty and
+// its entries are left out: Spilled says where the text was written.
 type OutlineOut struct {
 	Outline *outline.Outline `json:"outline"`
 	Text    string           `json:"text"`
+	Spilled *Spill           `json:"spilled,omitempty"`
 }
 
 // SliceIn is one cut of one document.
@@ -40,7 +47,9 @@ type SliceIn struct {
 	LineRanges [][2]int `json:"line_ranges,omitempty" jsonschema:"1-based inclusive line ranges, as [start, end] pairs"`
 }
 
-// SliceOut is the same contract as `baton slice --json`.
+// SliceOut is the same contract as `baton slice --json`, plus Spilled: a
+// slice over the result bound is written to a file, Text is then empty and
+// Spilled says where.
 type SliceOut struct {
 	Text      string        `json:"text"`
 	Tokens    int           `json:"tokens"`
@@ -49,6 +58,7 @@ type SliceOut struct {
 	Misses    []slice.Miss  `json:"misses"`
 	Fallback  bool          `json:"fallback"`
 	Warnings  []string      `json:"warnings"`
+	Spilled   *Spill        `json:"spilled,omitempty"`
 }
 
 // CountIn is what to count.
@@ -74,10 +84,10 @@ type CountOut struct {
 }
 
 func (s *Server) addTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "outline", Annotations: readOnly,
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "outline", Annotations: reads,
 		Description: "The heading outline of one or more documents: each heading's unique path, its line range, its size in tokens and its first words. Read this instead of a whole document to decide which sections a step needs."},
 		s.outline)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "slice", Annotations: readOnly,
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: "slice", Annotations: reads,
 		Description: "Cut sections (by heading title or unique path) and line ranges out of a document without a model call. Unmatched pointers are reported with the nearest headings; a title naming several sections is reported ambiguous; nothing matched falls back to the whole document and says so."},
 		s.slice)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "count_tokens", Annotations: readOnly,
@@ -133,7 +143,14 @@ func (s *Server) outline(_ context.Context, _ *mcp.CallToolRequest, in OutlineIn
 	if err != nil {
 		return nil, OutlineOut{}, err
 	}
-	return nil, OutlineOut{Outline: o, Text: o.Text()}, nil
+	out := OutlineOut{Outline: o}
+	if out.Text, out.Spilled, err = s.spill("outline", o.Text(), o.Tokens); err != nil {
+		return nil, OutlineOut{}, err
+	}
+	if out.Spilled != nil {
+		o.Entries = nil // as large as the text; the file holds it
+	}
+	return nil, out, nil
 }
 
 func (s *Server) slice(_ context.Context, _ *mcp.CallToolRequest, in SliceIn) (*mcp.CallToolResult, SliceOut, error) {
@@ -160,6 +177,9 @@ func (s *Server) slice(_ context.Context, _ *mcp.CallToolRequest, in SliceIn) (*
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
+	}
+	if out.Text, out.Spilled, err = s.spill("slice", out.Text, out.Tokens); err != nil {
+		return nil, SliceOut{}, err
 	}
 	return nil, out, nil
 }

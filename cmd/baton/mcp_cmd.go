@@ -20,7 +20,9 @@ func newMCPCmd() *cobra.Command {
 standard input and output, for a host agent (Claude Code, Codex, Cursor) to
 call: outline, slice and count_tokens. Standard output carries only the
 protocol; messages go to standard error. Every path a tool is given is
-confined to --root (default: the working directory).`,
+confined to --root (default: the working directory). A text result over
+60 KB (about 15k tokens) is not returned inline: it is written under
+.baton/mcp in the root, and the result says where and how large it is.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bi, _ := debug.ReadBuildInfo()
