@@ -26,8 +26,10 @@ type Config struct {
 	Root string
 	// Version is reported in initialize.
 	Version string
-	// MaxResultBytes bounds a text returned inline (DefaultMaxResultBytes
-	// when 0); a larger one is spilled to a file (spill.go).
+	// MaxResultBytes bounds a tool result as sent, structuredContent and
+	// its text mirror together (DefaultMaxResultBytes when 0); a text that
+	// would take a result past it is spilled to a file (spill.go), and any
+	// other result past it is saved whole (bound.go).
 	MaxResultBytes int
 }
 
@@ -52,6 +54,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{root: root, maxResult: cfg.MaxResultBytes, mcp: mcp.NewServer(&mcp.Implementation{Name: "baton", Version: cfg.Version}, nil)}
 	s.addTools()
+	s.mcp.AddReceivingMiddleware(s.bound)
 	return s, nil
 }
 

@@ -174,14 +174,14 @@ func TestBadInputIsAToolError(t *testing.T) {
 	}
 }
 
-// A 2 MB document's whole-document slice and its outline are over the
+// A 5 MB document's whole-document slice and its outline are over the
 // result bound: each is written under .baton/mcp, the result holds no text
 // but where it went and how large it is, and the file holds exactly what
 // would have been returned. A small slice stays inline.
 func TestLargeResultsAreSpilled(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
-	for i := 0; b.Len() < 2<<20; i++ {
+	for i := 0; b.Len() < 5<<20; i++ {
 		fmt.Fprintf(&b, "## Part %d\n\nThe pumps at site %d ran all night and the valves held.\n\n", i+1, i+1)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "big.md"), []byte(b.String()), 0o644); err != nil {
@@ -192,8 +192,8 @@ func TestLargeResultsAreSpilled(t *testing.T) {
 	var out mcpserver.SliceOut
 	data, _ := json.Marshal(res.StructuredContent)
 	json.Unmarshal(data, &out)
-	if out.Spilled == nil || out.Text != "" || len(data) > mcpserver.DefaultMaxResultBytes {
-		t.Fatalf("slice of 2 MB: spilled %+v, %d bytes of text, %d bytes of result", out.Spilled, len(out.Text), len(data))
+	if wire, _ := json.Marshal(res); out.Spilled == nil || out.Text != "" || len(wire) > mcpserver.DefaultMaxResultBytes {
+		t.Fatalf("slice of 5 MB: spilled %+v, %d bytes of text, %d bytes of result", out.Spilled, len(out.Text), len(data))
 	}
 	got, err := os.ReadFile(filepath.Join(dir, out.Spilled.Path))
 	if err != nil || string(got) != b.String() || out.Spilled.Bytes != b.Len() || !strings.HasPrefix(out.Spilled.Path, mcpserver.SpillDir+"/") {
@@ -201,13 +201,59 @@ func TestLargeResultsAreSpilled(t *testing.T) {
 	}
 	var o mcpserver.OutlineOut
 	res = call(t, cs, "outline", map[string]any{"documents": []string{"big.md"}}, &o)
-	data, _ = json.Marshal(res.StructuredContent)
+	data, _ = json.Marshal(res)
 	if o.Spilled == nil || o.Text != "" || len(data) > mcpserver.DefaultMaxResultBytes {
-		t.Errorf("outline of 2 MB: spilled %+v, %d bytes of result", o.Spilled, len(data))
+		t.Errorf("outline of 5 MB: spilled %+v, %d bytes of result", o.Spilled, len(data))
 	}
 	var small mcpserver.SliceOut
 	call(t, cs, "slice", map[string]any{"document": "big.md", "sections": []string{"Part 7"}}, &small)
 	if small.Spilled != nil || !strings.Contains(small.Text, "site 7 ran") {
 		t.Errorf("a small slice was spilled or lost: %+v", small)
+	}
+}
+
+// The bound is on the result as sent: structuredContent and its text
+// mirror together. A 40 KB slice would fit a bound on its text alone but
+// not on the result that carries it twice, so it is spilled; and a result
+// whose size is not in one text (counts of 5,000 texts) is saved whole,
+// with an error result of one line saying where.
+func TestBoundIsOnTheWholeResult(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; b.Len() < 40<<10; i++ {
+		fmt.Fprintf(&b, "Line %d: \"quoted\" and plain words.\n", i+1)
+	}
+	os.WriteFile(filepath.Join(dir, "mid.md"), []byte(b.String()), 0o644)
+	cs, _ := connectIn(t, dir)
+	var out mcpserver.SliceOut
+	res := call(t, cs, "slice", map[string]any{"document": "mid.md", "line_ranges": [][2]int{{1, 1 << 20}}}, &out)
+	wire, _ := json.Marshal(res)
+	if res.IsError || out.Spilled == nil || len(wire) > mcpserver.DefaultMaxResultBytes {
+		t.Errorf("40 KB slice: isError %v, spilled %+v, %d bytes on the wire (bound %d)", res.IsError, out.Spilled, len(wire), mcpserver.DefaultMaxResultBytes)
+	}
+	texts := make([]string, 5000)
+	for i := range texts {
+		texts[i] = "a few words"
+	}
+	res = call(t, cs, "count_tokens", map[string]any{"texts": texts}, nil)
+	wire, _ = json.Marshal(res)
+	text := ""
+	if len(res.Content) == 1 {
+		text = res.Content[0].(*mcp.TextContent).Text
+	}
+	if !res.IsError || len(wire) > mcpserver.DefaultMaxResultBytes || strings.Contains(text, "\n") || !strings.Contains(text, mcpserver.SpillDir+"/count_tokens-") {
+		t.Fatalf("counts of 5,000 texts: isError %v, %d bytes, text %q", res.IsError, len(wire), text)
+	}
+	name := text[strings.Index(text, mcpserver.SpillDir):]
+	name = name[:strings.Index(name, ".json")+len(".json")]
+	var saved mcpserver.CountOut
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil || json.Unmarshal(data, &saved) != nil || len(saved.Counts) != 5000 || saved.Total != 5000*tokens.Count("a few words") {
+		t.Errorf("saved result %s: %d counts, total %d (err %v)", name, len(saved.Counts), saved.Total, err)
+	}
+	// The server still serves after it.
+	var small mcpserver.CountOut
+	if res := call(t, cs, "count_tokens", map[string]any{"texts": []string{"two words"}}, &small); res.IsError || small.Total == 0 {
+		t.Errorf("a small count after a spilled one: %+v", res)
 	}
 }

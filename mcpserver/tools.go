@@ -143,12 +143,13 @@ func (s *Server) outline(_ context.Context, _ *mcp.CallToolRequest, in OutlineIn
 	if err != nil {
 		return nil, OutlineOut{}, err
 	}
-	out := OutlineOut{Outline: o}
-	if out.Text, out.Spilled, err = s.spill("outline", o.Text(), o.Tokens); err != nil {
-		return nil, OutlineOut{}, err
-	}
-	if out.Spilled != nil {
-		o.Entries = nil // as large as the text; the file holds it
+	out := OutlineOut{Outline: o, Text: o.Text()}
+	if !s.fits(out) {
+		// The entries are as large as the text; the file holds it.
+		if out.Text, out.Spilled, err = s.spillText("outline", out.Text, o.Tokens); err != nil {
+			return nil, OutlineOut{}, err
+		}
+		o.Entries = nil
 	}
 	return nil, out, nil
 }
