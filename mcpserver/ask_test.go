@@ -372,3 +372,26 @@ func TestAskCancelledWithTheRequest(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A run the provider ends (a refused key) is a one-line tool error that
+// says where the record of it is, and quotes no secret.
+func TestAskProviderFailureNamesTheRecord(t *testing.T) {
+	fake := llmtest.NewServer(t, llmtest.Always(llmtest.Fail(401, "authentication_error", "invalid x-api-key "+fakeSecret)))
+	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: fakeEnv(fake)})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"task": "Why?", "documents": []string{"incident.md"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := resultText(res)
+	if !res.IsError || strings.Contains(msg, "\n") || strings.Contains(msg, fakeSecret) {
+		t.Fatalf("isError %v, text %q", res.IsError, msg)
+	}
+	_, rel, ok := strings.Cut(msg, "(run record: ")
+	if !ok {
+		t.Fatalf("%q names no run record", msg)
+	}
+	rec, raw := readRecord(t, root, strings.TrimSuffix(rel, ")"))
+	if rec.Status != orchestrate.RunFailed || rec.Error == "" || strings.Contains(raw, fakeSecret) {
+		t.Errorf("record: status %q, error %q, secret in it %v", rec.Status, rec.Error, strings.Contains(raw, fakeSecret))
+	}
+}
