@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,7 +18,6 @@ import (
 	"github.com/baton-dev/baton/llm/provider"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
-	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
 )
 
@@ -216,36 +214,6 @@ func (s *Server) resolveModel(ctx context.Context, in AskIn, prog *askProgress) 
 	return m, sel, nil
 }
 
-// readDocuments reads each document through the root and combines several
-// into one context with a top-level section per file, as --doc does, so
-// that the plan and its slices are the same as `baton ask`'s.
-func (s *Server) readDocuments(names []string) (string, []string, error) {
-	var docs []slice.NamedDoc
-	total := 0
-	for _, name := range names {
-		text, err := s.read(name)
-		if err != nil {
-			return "", nil, err
-		}
-		if strings.IndexByte(text[:min(len(text), 8192)], 0) >= 0 {
-			return "", nil, fmt.Errorf("document %q looks binary (NUL bytes); ask reads markdown and text", name)
-		}
-		if total += len(text); total > MaxDocumentBytes {
-			return "", nil, fmt.Errorf("documents exceed %d MiB in total; pass fewer or smaller files", MaxDocumentBytes>>20)
-		}
-		docs = append(docs, slice.NamedDoc{Name: path.Clean(filepath.ToSlash(name)), Data: []byte(text)})
-	}
-	clean := make([]string, len(docs))
-	for i, d := range docs {
-		clean[i] = d.Name
-	}
-	if len(docs) == 1 {
-		return string(docs[0].Data), clean, nil
-	}
-	combined, _ := slice.Combine(docs)
-	return string(combined), clean, nil
-}
-
 // saveRecord writes the record under RunsDir through the root, atomically,
 // and returns its path relative to the root.
 func (s *Server) saveRecord(rec *orchestrate.Record) (string, error) {
@@ -272,109 +240,3 @@ func orNone(p string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// askProgress turns orchestrate's events into notifications/progress for
-// a request that carries a progress token. The count goes up by one with
-// every notification (the protocol wants it to increase); the total is
-// known once the plan is: plan, assemble, a start and an end per delegated
-// subtask, and the synthesis's start and end. Map-reduce calls and retries
-// are not known ahead and raise the total as they come.
-type askProgress struct {
-	ctx   context.Context
-	ss    *mcp.ServerSession
-	token any
-
-	mu        sync.Mutex // events come from several goroutines at once
-	sent      int
-	total     int
-	delegated int
-	counting  bool // in assemble: the subtask events are counted, not sent
-}
-
-func newAskProgress(ctx context.Context, req *mcp.CallToolRequest) *askProgress {
-	p := &askProgress{ctx: ctx}
-	if req != nil && req.Params != nil && req.Session != nil {
-		p.ss, p.token = req.Session, req.Params.GetProgressToken()
-	}
-	return p
-}
-
-func (p *askProgress) event(e orchestrate.Event) {
-	if p.token == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case e.Phase == "assemble" && e.Index >= 0:
-		if e.Status == "queued" {
-			p.delegated++
-		}
-		return
-	case e.Phase == "assemble":
-		p.counting = true
-		p.sendLocked("assembling the slices (no model call)")
-		return
-	}
-	if p.counting {
-		// The plan is whole now: every event to come is known.
-		p.counting = false
-		p.total = p.sent + 2*p.delegated + 2
-	}
-	p.sendLocked(eventMessage(e))
-}
-
-// note sends a message outside the phases (a retry notice).
-func (p *askProgress) note(msg string) {
-	if p.token == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sendLocked(msg)
-}
-
-func (p *askProgress) sendLocked(msg string) {
-	p.sent++
-	if p.total > 0 && p.sent > p.total {
-		p.total = p.sent
-	}
-	// A host that went away only loses its progress; the run goes on
-	// until ctx says otherwise.
-	_ = p.ss.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token,
-		Progress: float64(p.sent), Total: float64(p.total), Message: msg})
-}
-
-func eventMessage(e orchestrate.Event) string {
-	task := shorten(e.Message, 80)
-	switch e.Phase {
-	case "plan":
-		return "planning"
-	case "dispatch":
-		switch e.Status {
-		case "running":
-			return fmt.Sprintf("subtask %d started: %s", e.Index+1, task)
-		case "failed":
-			return fmt.Sprintf("subtask %d failed: %s", e.Index+1, task)
-		default:
-			return fmt.Sprintf("subtask %d %s: %s", e.Index+1, e.Status, task)
-		}
-	case "map", "reduce":
-		return fmt.Sprintf("subtask %d %s: %s", e.Index+1, e.Phase, task)
-	case "synthesis":
-		if e.Status == "ok" {
-			return "synthesis done"
-		}
-		return "synthesising the answer"
-	}
-	return strings.TrimSpace(e.Phase + " " + e.Status + " " + task)
-}
-
-// shorten keeps a progress message to one short line.
-func shorten(s string, n int) string {
-	s = oneLine(s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}

@@ -395,3 +395,68 @@ func TestAskProviderFailureNamesTheRecord(t *testing.T) {
 		t.Errorf("record: status %q, error %q, secret in it %v", rec.Status, rec.Error, strings.Contains(raw, fakeSecret))
 	}
 }
+
+// A folder gives its markdown and text files, in path order, as --doc
+// does; hidden files and other kinds are left out.
+func TestAskReadsAFolder(t *testing.T) {
+	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: env(nil)})
+	files := map[string]string{
+		"notes/b.md":       "# Beta\n\nThe beta plan.\n",
+		"notes/a/deep.txt": "Deep notes.\n",
+		"notes/a.md":       "# Alpha\n\nThe alpha plan.\n",
+		"notes/.hidden.md": "# Hidden\n",
+		"notes/logo.png":   "\x89PNG",
+	}
+	for name, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out mcpserver.AskOut
+	callWithProgress(t, cs, "ask", map[string]any{"task": "Compare the plans", "documents": []string{"notes", "incident.md"}}, &out)
+	rec, _ := readRecord(t, root, out.Record)
+	want := []string{"notes/a.md", "notes/a/deep.txt", "notes/b.md", "incident.md"}
+	if strings.Join(rec.Documents, ",") != strings.Join(want, ",") {
+		t.Errorf("documents %v, want %v", rec.Documents, want)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"task": "t", "documents": []string{"notes/a"}}})
+	if err != nil || res.IsError {
+		t.Errorf("a folder of one text file: %v %s", err, resultText(res))
+	}
+	os.MkdirAll(filepath.Join(root, "empty"), 0o755)
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"task": "t", "documents": []string{"empty"}}})
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "holds no markdown or text files") {
+		t.Errorf("an empty folder: %v %s", err, resultText(res))
+	}
+}
+
+// A symlink out of the root is refused like the path it points at, and a
+// folder's walk does not take it.
+func TestAskRefusesASymlinkOut(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.md"), []byte("# Secret\n\nnot yours\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: env(nil)})
+	os.MkdirAll(filepath.Join(root, "docs"), 0o755)
+	os.WriteFile(filepath.Join(root, "docs", "mine.md"), []byte("# Mine\n"), 0o644)
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(root, "link.md")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(root, "docs", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"task": "t", "documents": []string{"link.md"}}})
+	if err != nil || !res.IsError || strings.Contains(resultText(res), "\n") {
+		t.Errorf("a symlink out of the root: %v, isError %v, %q", err, res.IsError, resultText(res))
+	}
+	var out mcpserver.AskOut
+	callWithProgress(t, cs, "ask", map[string]any{"task": "t", "documents": []string{"docs"}}, &out)
+	if rec, _ := readRecord(t, root, out.Record); strings.Join(rec.Documents, ",") != "docs/mine.md" {
+		t.Errorf("the folder gave %v", rec.Documents)
+	}
+}

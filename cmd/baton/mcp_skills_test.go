@@ -51,8 +51,9 @@ func TestMCPSkillsFlag(t *testing.T) {
 	pr, pw := io.Pipe()
 	var out, errOut lockedBuffer
 	done := make(chan int, 1)
+	root := t.TempDir()
 	go func() {
-		done <- run(context.Background(), []string{"mcp", "--root", t.TempDir(), "--skills", dir}, pr, &out, &errOut)
+		done <- run(context.Background(), []string{"mcp", "--root", root, "--skills", dir}, pr, &out, &errOut)
 	}()
 	io.WriteString(pw, in)
 	deadline := time.Now().Add(30 * time.Second)
