@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,15 +109,20 @@ func TestAskDryRunCallsNoModel(t *testing.T) {
 	}
 }
 
-// An answer over the result bound is written to a file under the root.
+// An answer over the result bound is written to a file under the root,
+// and the result that says where stays within the bound.
 func TestAskSpillsALargeAnswer(t *testing.T) {
-	long := strings.Repeat("The retry storm exhausted the pool. ", 100)
+	const bound = 16 << 10
+	long := strings.Repeat("The retry storm exhausted the pool. ", 600)
 	fake := llmtest.NewServer(t, incidentScript(long))
-	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: fakeEnv(fake), MaxResultBytes: 1000})
+	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: fakeEnv(fake), MaxResultBytes: bound})
 	var out mcpserver.AskOut
-	callWithProgress(t, cs, "ask", map[string]any{"task": "Why?", "documents": []string{"incident.md"}}, &out)
+	res := callWithProgress(t, cs, "ask", map[string]any{"task": "Why?", "documents": []string{"incident.md"}}, &out)
 	if out.Answer != "" || out.Spilled == nil || out.Spilled.Bytes != len(long) {
 		t.Fatalf("answer %d bytes inline, spilled %+v", len(out.Answer), out.Spilled)
+	}
+	if wire, _ := json.Marshal(res); len(wire) > bound {
+		t.Errorf("the result is %d bytes, over the %d-byte bound", len(wire), bound)
 	}
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(out.Spilled.Path)))
 	if err != nil || string(data) != long {
