@@ -351,4 +351,15 @@ func TestAskRetryIsReportedAsProgress(t *testing.T) {
 	if retries != 1 {
 		t.Errorf("%d retry notices in the progress, want 1", retries)
 	}
+	// The notice was not foreseen in the total, and the total grew by it:
+	// the run reaches its total only when it is done.
+	ns := prog.all()
+	for i, n := range ns[:len(ns)-1] {
+		if n.Total > 0 && n.Progress >= n.Total {
+			t.Errorf("notification %d (%q) at progress %v of %v before the end", i, n.Message, n.Progress, n.Total)
+		}
+	}
+	if last := ns[len(ns)-1]; last.Message != "synthesis done" || last.Progress != last.Total {
+		t.Errorf("last notification %+v", last)
+	}
 }

@@ -59,6 +59,9 @@ func (p *askProgress) event(e orchestrate.Event) {
 		p.counting = false
 		p.total = p.sent + 2*p.delegated + 2
 	}
+	if e.Phase == "map" || e.Phase == "reduce" {
+		p.extraLocked()
+	}
 	p.sendLocked(eventMessage(e))
 }
 
@@ -69,7 +72,16 @@ func (p *askProgress) note(msg string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.extraLocked()
 	p.sendLocked(msg)
+}
+
+// extraLocked counts a notification the total did not foresee, so that the
+// last one still lands on the total and none reaches it early.
+func (p *askProgress) extraLocked() {
+	if p.total > 0 {
+		p.total++
+	}
 }
 
 func (p *askProgress) sendLocked(msg string) {
