@@ -7,7 +7,9 @@
 // This is the first part of `baton mcp`: the tools outline, slice and
 // count_tokens over stdio. They change nothing but the spill folder: a text
 // over the result bound is written under .baton/mcp and the result says
-// where.
+// where. ask (ask.go) is the exception: it runs `baton ask`, calling the
+// configured provider and saving a run record under .baton/runs. Every
+// skill is also a tool result (skills_list, skill_get) and a prompt.
 package mcpserver
 
 import (
@@ -18,6 +20,8 @@ import (
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/baton-dev/baton/skill"
 )
 
 // Config is one server.
@@ -31,6 +35,12 @@ type Config struct {
 	// would take a result past it is spilled to a file (spill.go), and any
 	// other result past it is saved whole (bound.go).
 	MaxResultBytes int
+	// Skills are folders of custom skills (--skills) added to the
+	// built-ins, for ask, skills_list, skill_get and the prompts.
+	Skills []string
+	// Getenv reads the environment ask picks its provider from
+	// (ANTHROPIC_API_KEY, OPENAI_BASE_URL...); nil is os.Getenv.
+	Getenv func(string) string
 }
 
 // Server is baton's MCP server: the SDK's server with baton's tools added.
@@ -38,6 +48,10 @@ type Server struct {
 	mcp       *mcp.Server
 	root      *os.Root
 	maxResult int
+
+	skills        *skill.Library // the built-ins and Config.Skills (ask.go, skills.go)
+	skillWarnings []string
+	getenv        func(string) string
 }
 
 // New opens the root and registers the tools.
@@ -53,6 +67,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxResultBytes = DefaultMaxResultBytes
 	}
 	s := &Server{root: root, maxResult: cfg.MaxResultBytes, mcp: mcp.NewServer(&mcp.Implementation{Name: "baton", Version: cfg.Version}, nil)}
+	if s.skills, s.skillWarnings, err = loadSkills(cfg.Skills); err != nil {
+		root.Close()
+		return nil, err
+	}
+	if s.getenv = cfg.Getenv; s.getenv == nil {
+		s.getenv = os.Getenv
+	}
 	s.addTools()
 	s.mcp.AddReceivingMiddleware(s.bound)
 	return s, nil

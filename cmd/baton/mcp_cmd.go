@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ func init() { register(newMCPCmd) }
 
 func newMCPCmd() *cobra.Command {
 	var root string
+	var skills []string
 	cmd := &cobra.Command{
 		Use:   "mcp [--root DIR]",
 		Short: "Serve baton's tools to a host agent over the Model Context Protocol (stdio)",
@@ -26,7 +28,7 @@ confined to --root (default: the working directory). A text result over
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bi, _ := debug.ReadBuildInfo()
-			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi)})
+			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi), Skills: skills, Getenv: os.Getenv})
 			if err != nil {
 				return err
 			}
@@ -35,6 +37,7 @@ confined to --root (default: the working directory). A text result over
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", ".", "the folder every path is confined to")
+	cmd.Flags().StringArrayVar(&skills, "skills", nil, "folder of custom skills for ask, skills_list, skill_get and the prompts; overrides built-ins by name (repeatable)")
 	return cmd
 }
 
