@@ -161,7 +161,9 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, opts HTTPOptio
 	defer endStreams()
 	h := s.HTTPHandler(opts)
 	srv := &http.Server{
+		// No write timeout: an event stream lasts as long as its session.
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet {
 				rctx, cancel := context.WithCancel(r.Context())
