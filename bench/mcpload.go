@@ -22,11 +22,13 @@ import (
 // and connection pool, over a loopback listener, through the same handler
 // (token check, origin and Host checks, Streamable HTTP) the command serves.
 
-// mcpLoadP99 is the p99 latency bound of a slice call under load. A slice
-// of a corpus document reads and parses at most 420 KB, a few milliseconds
-// of CPU; 16 callers on two cores queue about eight deep, so a working
-// server answers well inside it.
-const mcpLoadP99 = time.Second
+// mcpLoadP99 is the p99 latency bound of a slice call under load. One call
+// alone takes 2 to 50 ms here (it reads and parses up to 420 KB), and 16
+// callers on two cores queue about eight deep: p99 was 0.3 s on a quiet run
+// and 0.75 s with the machine's two cores shared by four other jobs. A call
+// held past 2 s is one that waited on something (a timeout, a retry, a
+// reconnect) or whose work grew tenfold or more.
+const mcpLoadP99 = 2 * time.Second
 
 // mcpLoadToken is the bearer token of the benchmark's server, so that the
 // token check is part of what is timed.
@@ -275,6 +277,10 @@ func mcpLoadSection(results []mcpLoadResult, distinct, docs int) Section {
 			"(%d distinct calls over %d documents of 22–420 KB, taken in turn), and is checked: every section matched, no fallback, every evidence sentence in the cut. "+
 			"Latency is timed in the client, from the call to its checked answer.", distinct, docs),
 		Tables: []Table{tbl},
+		Notes: []string{
+			"On two cores, 16 clients cannot go faster than one: their row shows calls queueing, not a parallel speed-up, and calls/s is the server and the clients together on one machine. " +
+				"For the same reason the bound would not show calls serialised behind one lock: with a mutex put around the slice tool for a check, the figures were the same.",
+		},
 	}
 	s.Targets = append(s.Targets, Target{
 		Name: "errors under load", Want: "0", Got: itoa(errs), Met: errs == 0, Why: first,
@@ -282,9 +288,9 @@ func mcpLoadSection(results []mcpLoadResult, distinct, docs int) Section {
 	})
 	p99 := load.quantile(0.99)
 	s.Targets = append(s.Targets, Target{
-		Name: fmt.Sprintf("p99 latency, %d clients", load.clients), Want: "≤ " + ms1(mcpLoadP99), Got: ms1(p99), Met: p99 <= mcpLoadP99 && len(load.latencies) > 0,
+		Name: fmt.Sprintf("p99 latency, %d clients", load.clients), Want: fmt.Sprintf("≤ %v", mcpLoadP99), Got: ms1(p99), Met: p99 <= mcpLoadP99 && len(load.latencies) > 0,
 		Why:  fmt.Sprintf("the slowest 1%% of calls took over %s", ms1(mcpLoadP99)),
-		Fail: "missed if calls queue behind one another: a lock held across a call, sessions served one at a time, a connection opened per call, or the document re-read and parsed far slower than the few milliseconds it takes",
+		Fail: "missed if a call stalls (waits on a timeout, a retry or a reconnect, or on a connection pool held by event streams) or its work grows tenfold (a document read and parsed far slower than now, a result spilled on every call)",
 	})
 	return s
 }
