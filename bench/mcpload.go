@@ -30,6 +30,9 @@ import (
 // reconnect) or whose work grew tenfold or more.
 const mcpLoadP99 = 2 * time.Second
 
+// mcpCallTimeout ends a call that has stalled.
+const mcpCallTimeout = 30 * time.Second
+
 // mcpLoadToken is the bearer token of the benchmark's server, so that the
 // token check is part of what is timed.
 const mcpLoadToken = "bench-token"
@@ -134,6 +137,9 @@ func closeAll(css []*mcp.ClientSession) {
 // fallback, and every evidence sentence in the cut (read from the spill
 // file when the cut was over the result bound). A wrong answer is an error.
 func (l *mcpLoad) slice(ctx context.Context, cs *mcp.ClientSession, c mcpCall) error {
+	// A stalled call is an error, not a hung benchmark.
+	ctx, cancel := context.WithTimeout(ctx, mcpCallTimeout)
+	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slice", Arguments: map[string]any{"document": c.doc, "sections": c.sections}})
 	if err != nil {
 		return err
