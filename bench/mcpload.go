@@ -134,8 +134,9 @@ func closeAll(css []*mcp.ClientSession) {
 }
 
 // slice makes call c and checks the answer: every section matched, no
-// fallback, and every evidence sentence in the cut (read from the spill
-// file when the cut was over the result bound). A wrong answer is an error.
+// fallback, nothing spilled (one subtask's sections are well under the
+// result bound) and every evidence sentence in the cut. A wrong answer is
+// an error.
 func (l *mcpLoad) slice(ctx context.Context, cs *mcp.ClientSession, c mcpCall) error {
 	// A stalled call is an error, not a hung benchmark.
 	ctx, cancel := context.WithTimeout(ctx, mcpCallTimeout)
@@ -290,13 +291,13 @@ func mcpLoadSection(results []mcpLoadResult, distinct, docs int) Section {
 	}
 	s.Targets = append(s.Targets, Target{
 		Name: "errors under load", Want: "0", Got: itoa(errs), Met: errs == 0, Why: first,
-		Fail: "a transport error, a tool error or a wrong cut (a section unmatched, a fallback, evidence missing) in any call counts",
+		Fail: "a transport error, a tool error or a wrong cut (a section unmatched, a fallback, a spill, evidence missing) in any call counts",
 	})
 	p99 := load.quantile(0.99)
 	s.Targets = append(s.Targets, Target{
 		Name: fmt.Sprintf("p99 latency, %d clients", load.clients), Want: fmt.Sprintf("≤ %v", mcpLoadP99), Got: ms1(p99), Met: p99 <= mcpLoadP99 && len(load.latencies) > 0,
 		Why:  fmt.Sprintf("the slowest 1%% of calls took over %s", ms1(mcpLoadP99)),
-		Fail: "missed if a call stalls (waits on a timeout, a retry or a reconnect, or on a connection pool held by event streams) or its work grows tenfold (a document read and parsed far slower than now, a result spilled on every call)",
+		Fail: "missed if a call stalls (waits on a timeout, a retry or a reconnect, or on a connection pool held by event streams) or its work grows tenfold (a document read and parsed far slower than now)",
 	})
 	return s
 }
