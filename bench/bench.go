@@ -7,7 +7,8 @@
 // The benchmarks are the ones issues 4 and 9 ask for: token efficiency over
 // a corpus of real documents (full and outline planner), pointer
 // robustness, fan-out under latency and a tokens-per-minute limit, baton's
-// own overhead, and cost from measured usage. Every target is built so that
+// own overhead, and cost from measured usage; issue 10 adds slice calls
+// over `baton mcp --http` under load (mcpload.go). Every target is built so that
 // it can fail: the corpus tasks carry evidence sentences quoted from their
 // documents, the lower bound is found from the evidence rather than the
 // plan, the fake answers only from what it was sent and reports usage with
@@ -31,7 +32,7 @@ type Options struct {
 	// tokens-per-minute run, for a check in well under a minute.
 	Quick bool
 	// Only, when not empty, runs just the named benchmarks: "tokens",
-	// "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale".
+	// "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp".
 	Only []string
 	// MaxDocs, when positive, uses only the first MaxDocs corpus documents
 	// (for tests of the command; a report is made from the whole corpus).
@@ -61,7 +62,7 @@ func (o Options) logf(format string, a ...any) {
 }
 
 // Names are the benchmarks Options.Only accepts, in run order.
-var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale"}
+var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp"}
 
 // Report is everything one run measured.
 type Report struct {
@@ -127,6 +128,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		s, err := RunScale(ctx, tasks, opts)
 		if err != nil {
 			return nil, fmt.Errorf("scale: %w", err)
+		}
+		r.Sections = append(r.Sections, s)
+	}
+	if opts.want("mcp") {
+		s, err := RunMCPLoad(ctx, tasks, opts)
+		if err != nil {
+			return nil, fmt.Errorf("mcp load: %w", err)
 		}
 		r.Sections = append(r.Sections, s)
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime/debug"
 
@@ -12,32 +15,78 @@ import (
 
 func init() { register(newMCPCmd) }
 
+// tokenEnv holds the bearer token of `baton mcp --http`; it is read from
+// the environment, never from a flag, so that it is not in `ps` output or
+// shell history.
+const tokenEnv = "BATON_MCP_TOKEN"
+
 func newMCPCmd() *cobra.Command {
-	var root string
-	var skills []string
+	var (
+		root      string
+		skills    []string
+		httpAddr  string
+		maxResult int
+	)
 	cmd := &cobra.Command{
-		Use:   "mcp [--root DIR]",
-		Short: "Serve baton's tools to a host agent over the Model Context Protocol (stdio)",
-		Long: `mcp serves baton's deterministic tools over the Model Context Protocol on
-standard input and output, for a host agent (Claude Code, Codex, Cursor) to
-call: outline, slice and count_tokens. Standard output carries only the
-protocol; messages go to standard error. Every path a tool is given is
-confined to --root (default: the working directory). A text result over
-60 KB (about 15k tokens) is not returned inline: it is written under
-.baton/mcp in the root, and the result says where and how large it is.`,
+		Use:   "mcp [--root DIR] [--http ADDR] [--max-result BYTES] [--skills DIR]",
+		Short: "Serve baton's tools to a host agent over the Model Context Protocol (stdio or HTTP)",
+		Long: `mcp serves baton's deterministic tools over the Model Context Protocol for a
+host agent (Claude Code, Codex, Cursor) to call: outline, slice,
+count_tokens, budget_check, ledger_append, ledger_latest, ledger_lint,
+state_get, state_set, ask, skills_list and skill_get; every skill is also a
+prompt. Every path a tool is given is confined to --root (default: the
+working directory). ask calls the provider set in the server's environment
+(as baton ask does); with none set it returns the dry-run plan.
+
+Without --http it speaks on standard input and output: standard output
+carries only the protocol; messages go to standard error.
+
+--http ADDR serves Streamable HTTP at http://ADDR/mcp instead (HOST:PORT; a
+port of 0 picks a free one, an empty host is 127.0.0.1). Once listening it
+writes one line to standard error: "baton: mcp: serving http://HOST:PORT/mcp".
+A request whose Host is not a loopback name on a loopback address, or a
+browser's cross-origin request, is refused. When ` + tokenEnv + ` is set,
+every request must carry "Authorization: Bearer <token>"; it must be set to
+serve on an address that is not loopback. Ctrl-C stops the server, letting
+calls in flight finish.
+
+No result is larger than --max-result bytes (default 61440, about 15k
+tokens), counted as sent: a text that would take a result past it is written
+under .baton/mcp in the root, and the result says where and how large it is.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if maxResult <= 0 {
+				return usageErrorf("--max-result %d: want a number of bytes above 0", maxResult)
+			}
+			if _, _, err := net.SplitHostPort(httpAddr); httpAddr != "" && err != nil {
+				return usageErrorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765", httpAddr)
+			}
 			bi, _ := debug.ReadBuildInfo()
-			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi), Skills: skills, Getenv: os.Getenv})
+			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi), MaxResultBytes: maxResult, Skills: skills, Getenv: os.Getenv})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			return s.RunStdio(cmd.Context(), io.NopCloser(cmd.InOrStdin()), nopWriteCloser{cmd.OutOrStdout()})
+			if httpAddr == "" {
+				return s.RunStdio(cmd.Context(), io.NopCloser(cmd.InOrStdin()), nopWriteCloser{cmd.OutOrStdout()})
+			}
+			stderr := cmd.ErrOrStderr()
+			err = s.ListenAndServe(cmd.Context(), httpAddr, mcpserver.HTTPOptions{Token: os.Getenv(tokenEnv)}, func(url string) {
+				fmt.Fprintf(stderr, "baton: mcp: serving %s\n", url)
+			})
+			if errors.Is(err, mcpserver.ErrTokenRequired) {
+				return usageErrorf("mcp: --http %s is not a loopback address: set %s to the bearer token clients must send", httpAddr, tokenEnv)
+			}
+			if err != nil {
+				return fmt.Errorf("mcp: %w", err)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&root, "root", ".", "the folder every path is confined to")
 	cmd.Flags().StringArrayVar(&skills, "skills", nil, "folder of custom skills for ask, skills_list, skill_get and the prompts; overrides built-ins by name (repeatable)")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP on `ADDR` (HOST:PORT, e.g. 127.0.0.1:0) instead of stdio")
+	cmd.Flags().IntVar(&maxResult, "max-result", mcpserver.DefaultMaxResultBytes, "the largest tool result sent, in `BYTES`; a text that would pass it is written under .baton/mcp instead")
 	return cmd
 }
 
