@@ -63,8 +63,12 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp root %q: %w", cfg.Root, err)
 	}
-	if cfg.MaxResultBytes <= 0 {
+	switch {
+	case cfg.MaxResultBytes == 0:
 		cfg.MaxResultBytes = DefaultMaxResultBytes
+	case cfg.MaxResultBytes < MinResultBytes:
+		root.Close()
+		return nil, fmt.Errorf("mcp result bound %d bytes: want at least %d", cfg.MaxResultBytes, MinResultBytes)
 	}
 	s := &Server{root: root, maxResult: cfg.MaxResultBytes, mcp: mcp.NewServer(&mcp.Implementation{Name: "baton", Version: cfg.Version}, nil)}
 	if s.skills, s.skillWarnings, err = loadSkills(cfg.Skills); err != nil {

@@ -15,6 +15,11 @@ import (
 // never takes a whole document by accident.
 const DefaultMaxResultBytes = 60 << 10
 
+// MinResultBytes is the smallest bound a server takes: room for the
+// reserve beside a text and for a result that says where a spilled text
+// went.
+const MinResultBytes = 2 * reserve
+
 // SpillDir is where spilled results go, relative to the root.
 const SpillDir = ".baton/mcp"
 

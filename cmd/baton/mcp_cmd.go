@@ -55,8 +55,8 @@ tokens), counted as sent: a text that would take a result past it is written
 under .baton/mcp in the root, and the result says where and how large it is.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if maxResult <= 0 {
-				return usageErrorf("--max-result %d: want a number of bytes above 0", maxResult)
+			if maxResult < mcpserver.MinResultBytes {
+				return usageErrorf("--max-result %d: want a number of bytes, at least %d (room for a result that says where a spilled text went)", maxResult, mcpserver.MinResultBytes)
 			}
 			if _, _, err := net.SplitHostPort(httpAddr); httpAddr != "" && err != nil {
 				return usageErrorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765", httpAddr)

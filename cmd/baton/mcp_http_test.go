@@ -16,6 +16,7 @@ func TestMCPHTTPRefusals(t *testing.T) {
 		{[]string{"mcp", "--http", "0.0.0.0:0"}, tokenEnv},
 		{[]string{"mcp", "--http", ":0", "--max-result", "0"}, "--max-result 0"},
 		{[]string{"mcp", "--max-result", "-5"}, "--max-result -5"},
+		{[]string{"mcp", "--max-result", "4000"}, "at least 8192"},
 		{[]string{"mcp", "--http", "8080"}, "HOST:PORT"},
 	} {
 		code, stdout, stderr := runBaton(t, "", c.args...)

@@ -142,11 +142,11 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 	bin := buildBaton(t)
 	root := t.TempDir()
-	doc := "# Vendors\n\n## Acme\n\nAcme charges 10 EUR a seat, billed monthly, with a discount for a year paid up front.\n"
+	doc := "# Vendors\n\n## Acme\n\n" + strings.Repeat("Acme charges 10 EUR a seat, billed monthly, with a discount for a year paid up front.\n", 60)
 	if err := os.WriteFile(filepath.Join(root, "doc.md"), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	proc, url := startHTTP(t, bin, "tok-4242", "--root", root, "--max-result", "40")
+	proc, url := startHTTP(t, bin, "tok-4242", "--root", root, "--max-result", "8192")
 
 	if code, _ := (&rpcClient{url: url}).send(t, 1, "initialize", map[string]any{}); code != http.StatusUnauthorized {
 		t.Errorf("initialize without the token: status %d, want 401", code)
@@ -193,10 +193,10 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 	sc := called.StructuredContent
 	if called.IsError || sc.Spilled == nil || sc.Text != "" {
-		t.Fatalf("a slice over --max-result 40 was not spilled: %s", answer["result"])
+		t.Fatalf("a slice over --max-result 8192 was not spilled: %s", answer["result"])
 	}
 	got, err := os.ReadFile(filepath.Join(root, sc.Spilled.Path))
-	if err != nil || !strings.Contains(string(got), "10 EUR a seat") || len(got) != sc.Spilled.Bytes || len(got) <= 40 {
+	if err != nil || !strings.Contains(string(got), "10 EUR a seat") || len(got) != sc.Spilled.Bytes || len(got) <= 4096 {
 		t.Errorf("spilled file %s: %q (err %v), %d bytes said", sc.Spilled.Path, got, err, sc.Spilled.Bytes)
 	}
 
