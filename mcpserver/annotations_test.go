@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -22,8 +23,10 @@ func TestLedgerToolsAreListed(t *testing.T) {
 		"ledger_append": {},
 		"ledger_latest": {readOnly: true, idempotent: true},
 		"ledger_lint":   {readOnly: true, idempotent: true},
+		"state_get":     {readOnly: true, idempotent: true},
+		"state_set":     {idempotent: true, destructive: true},
 	}
-	required := map[string][]string{"budget_check": {"context_tokens"}}
+	required := map[string][]string{"budget_check": {"context_tokens"}, "state_set": {"key", "value"}}
 	for _, tl := range res.Tools {
 		w, ok := want[tl.Name]
 		if !ok {
@@ -51,7 +54,7 @@ func TestLedgerToolsAreListed(t *testing.T) {
 			}
 			s = &jsonschema.Schema{Required: got}
 		}
-		if len(s.Required) != len(required[tl.Name]) || (len(s.Required) > 0 && s.Required[0] != required[tl.Name][0]) {
+		if !slices.Equal(s.Required, required[tl.Name]) {
 			t.Errorf("%s: required %v, want %v", tl.Name, s.Required, required[tl.Name])
 		}
 	}
