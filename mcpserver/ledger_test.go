@@ -176,6 +176,7 @@ func TestLedgerBadPaths(t *testing.T) {
 		{filepath.Join(outside, "ledger.md"), "absolute"},
 		{"out/ledger.md", "escapes"},
 		{"out/new.md", "escapes"},
+		{"out/sub/new.md", "escapes"},
 		{"link.md", "escapes"},
 		{"inside-link.md", "symlink"},
 	} {

@@ -218,6 +218,7 @@ func TestStateBadInput(t *testing.T) {
 		{"/etc/passwd", "absolute"},
 		{"out/state.yaml", "escapes"},
 		{"out/new.yaml", "escapes"},
+		{"out/sub/new.yaml", "escapes"},
 		{"link.yaml", "escapes"},
 	} {
 		wantError(t, cs, "state_set", map[string]any{"state": c.path, "key": "a", "value": 1}, c.path, c.want)
@@ -242,6 +243,9 @@ func TestStateBadInput(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(outside, "state.yaml")); string(got) != "secret: 1\n" {
 		t.Errorf("the file outside the root changed: %q", got)
+	}
+	if names, _ := os.ReadDir(outside); len(names) != 1 {
+		t.Errorf("%d files outside the root, want the one there was", len(names))
 	}
 	var out mcpserver.StateSetOut
 	if res := call(t, cs, "state_set", map[string]any{"state": "new/state.yaml", "key": "handoff.next_skill", "value": "plan"}, &out); res.IsError || !out.Changed {
