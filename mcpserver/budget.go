@@ -40,7 +40,7 @@ type BudgetOut struct {
 	ThresholdTokens int     `json:"threshold_tokens"`
 	WindowTokens    int     `json:"window_tokens"`
 	Fraction        float64 `json:"fraction" jsonschema:"projected_tokens / window_tokens"`
-	WindowKnown     bool    `json:"window_known" jsonschema:"false never happens in a result: an unknown window is an error; true when given or known for the model"`
+	WindowKnown     bool    `json:"window_known" jsonschema:"true: the window was given or baton knows the model's (an unknown window is an error, never a guess)"`
 }
 
 func (s *Server) addBudgetTools() {

@@ -258,8 +258,32 @@ func TestStateBadInput(t *testing.T) {
 
 // state_set waits for the state file's lock, which `baton run` holds while
 // it edits the file.
+// The server's root given as a relative path (baton mcp's default is the
+// working folder) finds the same lock as the absolute path baton run uses.
 func TestStateSetTakesTheLock(t *testing.T) {
+	for _, relative := range []bool{false, true} {
+		t.Run(fmt.Sprint("relative root ", relative), func(t *testing.T) { testStateLock(t, relative) })
+	}
+}
+
+func testStateLock(t *testing.T, relative bool) {
 	cs, dir := stateRoot(t)
+	if relative {
+		t.Chdir(dir)
+		s, err := mcpserver.New(mcpserver.Config{Root: "."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := s.SDK().Connect(context.Background(), st, nil); err != nil {
+			t.Fatal(err)
+		}
+		if cs, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+	}
 	path := filepath.Join(dir, "specs/state.yaml")
 	unlock, err := state.Lock(path)
 	if err != nil {
