@@ -171,6 +171,18 @@ func entryFrom(in LedgerAppendIn) (ledger.Entry, error) {
 			e.Absent = append(e.Absent, l.field)
 		}
 	}
+	// An empty bullet would not read back as an item; say which one
+	// rather than let the append fail on the rendered text.
+	for _, l := range []struct {
+		name  string
+		items []string
+	}{{"frozen_decisions", in.FrozenDecisions}, {"artifacts", in.Artifacts}, {"open_tickets", in.OpenTickets}} {
+		for i, it := range l.items {
+			if strings.TrimSpace(it) == "" {
+				return ledger.Entry{}, fmt.Errorf("%s[%d] is empty; leave empty items out (an empty list is none)", l.name, i)
+			}
+		}
+	}
 	var noText []string
 	for i, it := range in.DoneSoFar {
 		if strings.TrimSpace(it.Text) == "" {

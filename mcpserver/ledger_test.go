@@ -146,6 +146,9 @@ func TestLedgerAppendIncomplete(t *testing.T) {
 	// A wrong type is the SDK's validator's refusal; it still names the field.
 	wantError(t, cs, "ledger_append", map[string]any{"frozen_decisions": "one"}, "frozen_decisions")
 	wantError(t, cs, "ledger_append", map[string]any{"time": "yesterday"}, "yesterday", "RFC 3339")
+	e = fullEntry()
+	e["artifacts"] = []string{"a.go", " "}
+	wantError(t, cs, "ledger_append", e, "artifacts[1] is empty")
 }
 
 // The ledger tools refuse a path out of the root (by .., absolute, or a
