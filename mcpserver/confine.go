@@ -96,7 +96,7 @@ func (e relErr) Error() string {
 	if e.c.abs != e.c.rel {
 		msg = strings.ReplaceAll(msg, e.c.abs, e.c.rel)
 	}
-	return oneLine(msg)
+	return joinLines(msg)
 }
 
 func (e relErr) Unwrap() error { return e.err }
@@ -108,8 +108,8 @@ func (c confined) wrap(err error) error {
 	return relErr{err: err, c: c}
 }
 
-// oneLine keeps a tool error to one line, as a host shows it.
-func oneLine(s string) string {
+// joinLines keeps a tool error to one line, as a host shows it.
+func joinLines(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
