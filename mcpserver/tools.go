@@ -93,6 +93,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "count_tokens", Annotations: readOnly,
 		Description: "Count the tokens of texts or files with the model's tokenizer (o200k_base or cl100k_base), and give the model's known context window."},
 		s.countTokens)
+	s.addLedgerTools()
 	s.addAskTools()
 }
 
