@@ -85,7 +85,7 @@ type AskOut struct {
 }
 
 func (s *Server) addAskTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "ask", Annotations: openWorld,
+	addTool(s, &mcp.Tool{Name: "ask", Annotations: openWorld,
 		Description: "Answer a task over documents as `baton ask` does: a planner reads them once and writes a plan, each delegated subtask goes to a sub-agent that sees only its slice, and a synthesis joins the results. No request that would not fit the model's window is sent. Returns the answer, the token accounting against one call with the whole context and against every sub-agent given it, and the path of the saved run record. Without a configured provider, or with dry_run, no model is called and the plan comes back with an estimate. Sends progress notifications when the request has a progress token."},
 		s.ask)
 	s.addSkillTools()

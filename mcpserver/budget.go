@@ -44,7 +44,7 @@ type BudgetOut struct {
 }
 
 func (s *Server) addBudgetTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "budget_check", Annotations: readOnly, Description: budgetCheckHelp}, s.budgetCheck)
+	addTool(s, &mcp.Tool{Name: "budget_check", Annotations: readOnly, Description: budgetCheckHelp}, s.budgetCheck)
 }
 
 func (s *Server) budgetCheck(_ context.Context, _ *mcp.CallToolRequest, in BudgetIn) (*mcp.CallToolResult, BudgetOut, error) {

@@ -100,13 +100,13 @@ type LedgerLintOut struct {
 }
 
 func (s *Server) addLedgerFileTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "ledger_append", Annotations: appends,
+	addTool(s, &mcp.Tool{Name: "ledger_append", Annotations: appends,
 		Description: "Append a complete entry to the context-budget ledger (default specs/ledger.md) before a reset, under the same lock `baton run` takes. Every field is required: frozen_decisions, done_so_far (each item with evidence), artifacts, current_phase, next_step, open_tickets; give [] for a list with nothing in it. An incomplete entry is refused, naming every missing field, and nothing is written."},
 		s.ledgerAppend)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "ledger_latest", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "ledger_latest", Annotations: readOnly,
 		Description: "The newest complete entry of the ledger: what a fresh session starts from after a reset. Incomplete entries are passed over."},
 		s.ledgerLatest)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "ledger_lint", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "ledger_lint", Annotations: readOnly,
 		Description: "Report the red flags of the context-budget discipline in a ledger, a run log and skill files, as `baton ledger lint` does: incomplete entries, resets without a ledger entry, resets at the hard limit, phase boundaries never evaluated, skills copying the threshold table or the ledger format."},
 		s.ledgerLint)
 }

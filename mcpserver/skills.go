@@ -74,10 +74,10 @@ func loadSkills(dirs []string) (*skill.Library, []string, error) {
 }
 
 func (s *Server) addSkillTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "skills_list", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "skills_list", Annotations: readOnly,
 		Description: "List the skills baton's sub-agents run with (its built-ins and any --skills folders): name, description and where each came from. Every skill is also a prompt of the same name."},
 		s.skillsList)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "skill_get", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "skill_get", Annotations: readOnly,
 		Description: "One skill's front matter and body (the system prompt a sub-agent assigned the skill receives). An unknown name is an error that names the nearest skills."},
 		s.skillGet)
 }

@@ -58,10 +58,10 @@ type StateSetOut struct {
 }
 
 func (s *Server) addStateTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "state_get", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "state_get", Annotations: readOnly,
 		Description: "Read a value of state.yaml (default specs/state.yaml), the cockpit through which decisions travel between steps, by a dotted key such as handoff.next_step; an empty key gives the whole file."},
 		s.stateGet)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "state_set", Annotations: overwrites,
+	addTool(s, &mcp.Tool{Name: "state_set", Annotations: overwrites,
 		Description: "Set (or, with append, add to the list at) a value of state.yaml by a dotted key, under the lock `baton run` takes. Only the edited value's lines change: the user's comments, key order and quoting are kept, and an edit that cannot keep them is refused with nothing written."},
 		s.stateSet)
 }

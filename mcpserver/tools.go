@@ -84,13 +84,13 @@ type CountOut struct {
 }
 
 func (s *Server) addTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "outline", Annotations: reads,
+	addTool(s, &mcp.Tool{Name: "outline", Annotations: reads,
 		Description: "The heading outline of one or more documents: each heading's unique path, its line range, its size in tokens and its first words. Read this instead of a whole document to decide which sections a step needs."},
 		s.outline)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "slice", Annotations: reads,
+	addTool(s, &mcp.Tool{Name: "slice", Annotations: reads,
 		Description: "Cut sections (by heading title or unique path) and line ranges out of a document without a model call. Unmatched pointers are reported with the nearest headings; a title naming several sections is reported ambiguous; nothing matched falls back to the whole document and says so."},
 		s.slice)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: "count_tokens", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "count_tokens", Annotations: readOnly,
 		Description: "Count the tokens of texts or files with the model's tokenizer (o200k_base or cl100k_base), and give the model's known context window."},
 		s.countTokens)
 	s.addLedgerTools()
