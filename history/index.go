@@ -184,3 +184,39 @@ func matchQuery(s string) string {
 	}
 	return strings.Join(terms, " ")
 }
+
+// Find returns the run whose id is id or, failing that, the only run whose
+// id begins with it; ids are long, and a prefix is what people type.
+func (d *DB) Find(id string) (Run, error) {
+	r, err := d.Get(id)
+	if !errors.Is(err, ErrNotFound) || id == "" {
+		return r, err
+	}
+	// LIKE would read % and _ in id as patterns: compare the prefix itself.
+	rows, err := d.db.Query(`SELECT `+columns+` FROM runs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC LIMIT 2`, len(id), id)
+	if err != nil {
+		return Run{}, fmt.Errorf("run history: %w", err)
+	}
+	defer rows.Close()
+	var found []Run
+	for rows.Next() {
+		r, err := scan(rows)
+		if err != nil {
+			return Run{}, fmt.Errorf("run history: %w", err)
+		}
+		found = append(found, r)
+	}
+	if err := rows.Err(); err != nil {
+		return Run{}, fmt.Errorf("run history: %w", err)
+	}
+	switch len(found) {
+	case 0:
+		return Run{}, fmt.Errorf("run %q: %w", id, ErrNotFound)
+	case 1:
+		return found[0], nil
+	}
+	return Run{}, fmt.Errorf("run %q: %w", id, ErrAmbiguous)
+}
+
+// ErrAmbiguous is returned by Find for a prefix of more than one run's id.
+var ErrAmbiguous = errors.New("more than one run's id begins so; give more of it")
