@@ -151,8 +151,11 @@ func Open(home string) (*DB, error) {
 }
 
 func open(path, home string) (*DB, error) {
-	// The pragmas are applied to every connection the pool opens.
-	dsn := "file:" + filepath.ToSlash(path) + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)", busyTimeout.Milliseconds())
+	// The pragmas are applied to every connection the pool opens. Every
+	// transaction takes the write lock when it begins (_txlock=immediate),
+	// so a second process waits out the busy timeout at BEGIN instead of
+	// failing when a read would turn into a write.
+	dsn := "file:" + filepath.ToSlash(path) + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", busyTimeout.Milliseconds())
 	if runtime.GOOS == "windows" {
 		// file:C:/x is read as a relative URI; file:/C:/x is the path.
 		dsn = "file:/" + strings.TrimPrefix(dsn, "file:")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -303,5 +304,79 @@ func TestHome(t *testing.T) {
 	t.Setenv(history.EnvHome, dir)
 	if h, _ := history.Home(); h != dir {
 		t.Errorf("home with %s = %q", history.EnvHome, h)
+	}
+}
+
+// TestWriterProcess is the other process of TestTwoProcesses.
+func TestWriterProcess(t *testing.T) {
+	home := os.Getenv("HISTORY_TEST_WRITER_HOME")
+	if home == "" {
+		t.Skip("run by TestTwoProcesses")
+	}
+	writeMany(t, home, "child")
+}
+
+func writeMany(t *testing.T, home, who string) {
+	t.Helper()
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 60 {
+		// A process opens the history for each run it indexes, as baton
+		// does: the opening (schema check, WAL) contends too.
+		d, err := history.Open(home)
+		if err != nil {
+			t.Fatalf("%s open %d: %v", who, i, err)
+		}
+		id := fmt.Sprintf("%s-%02d", who, i)
+		rec := &orchestrate.Record{ID: id, StartedAt: t0.Add(time.Duration(i) * time.Second), Task: "t " + id}
+		if err := d.IndexRecord(rec, filepath.Join(home, id+".json")); err != nil {
+			t.Errorf("%s: %v", who, err)
+		}
+		d.Close()
+	}
+}
+
+// Two baton processes indexing at once both get every row in.
+func TestTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	home := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriterProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "HISTORY_TEST_WRITER_HOME="+home)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	writeMany(t, home, "parent")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the other process failed: %v\n%s", err, out.String())
+	}
+	d := openDB(t, home)
+	runs, err := d.List(history.Filter{})
+	if err != nil || len(runs) != 120 {
+		t.Errorf("%d rows, %v, want 120", len(runs), err)
+	}
+	if dirs, _ := d.Dirs(); len(dirs) != 1 {
+		t.Errorf("dirs = %q, want the one folder once", dirs)
+	}
+}
+
+// BenchmarkIndexOneRun is what the hook adds to an ask or a run: open the
+// history, index one record, close.
+func BenchmarkIndexOneRun(b *testing.B) {
+	home := b.TempDir()
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for i := 0; b.Loop(); i++ {
+		d, err := history.Open(home)
+		if err != nil {
+			b.Fatal(err)
+		}
+		id := fmt.Sprintf("r%06d", i)
+		rec := &orchestrate.Record{ID: id, StartedAt: t0.Add(time.Duration(i) * time.Second), Task: "task " + id, Answer: strings.Repeat("answer words ", 200)}
+		if err := d.IndexRecord(rec, filepath.Join(home, id+".json")); err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
 	}
 }
