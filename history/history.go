@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -154,12 +153,11 @@ func open(path, home string) (*DB, error) {
 	// The pragmas are applied to every connection the pool opens. Every
 	// transaction takes the write lock when it begins (_txlock=immediate),
 	// so a second process waits out the busy timeout at BEGIN instead of
-	// failing when a read would turn into a write.
-	dsn := "file:" + filepath.ToSlash(path) + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", busyTimeout.Milliseconds())
-	if runtime.GOOS == "windows" {
-		// file:C:/x is read as a relative URI; file:/C:/x is the path.
-		dsn = "file:/" + strings.TrimPrefix(dsn, "file:")
-	}
+	// failing when a read would turn into a write. It is a plain file
+	// name, not a file: URI, so that a path with spaces or a
+	// "#" (~/Library/Application Support) is taken as it is; the driver
+	// cuts its own parameters off at the "?".
+	dsn := path + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", busyTimeout.Milliseconds())
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("run history %s: %w", path, err)

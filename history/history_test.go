@@ -380,3 +380,16 @@ func BenchmarkIndexOneRun(b *testing.B) {
 		d.Close()
 	}
 }
+
+// The database lives where the home folder says, spaces and "#" included
+// (macOS's folder is ~/Library/Application Support).
+func TestHomeWithSpacesAndHash(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "Application Support #1")
+	d := openDB(t, home)
+	if err := d.Put(history.Run{ID: "x", Kind: history.KindAsk, Status: "ok", StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(home, history.DBName)); err != nil {
+		t.Errorf("the database is not in the home folder: %v", err)
+	}
+}
