@@ -84,6 +84,19 @@ func FromRecord(rec *orchestrate.Record, path string) (Run, error) {
 		CostUSD:           rec.CostUSD, DurationMS: rec.DurationMS,
 		Dir: workDir(filepath.Dir(abs)), Record: abs, StartedAt: rec.StartedAt.UTC(),
 	}
+	if r.Status == "" {
+		// Records from before status was written.
+		switch {
+		case rec.DryRun:
+			r.Status = orchestrate.RunDryRun
+		case rec.Error != "" && rec.Answer == "":
+			r.Status = orchestrate.RunFailed
+		case rec.Error != "":
+			r.Status = orchestrate.RunPartial
+		default:
+			r.Status = orchestrate.RunOK
+		}
+	}
 	if rec.Accounting.NaiveInputTokens > 0 {
 		v := rec.Accounting.SavingsRatio
 		r.NaiveSavings = &v

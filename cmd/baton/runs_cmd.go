@@ -228,7 +228,7 @@ reported and skipped.`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Imported %d runs from %s.\n", n, dir)
+				fmt.Fprintf(cmd.OutOrStdout(), "Imported %s from %s.\n", plural(n, "run"), dir)
 			}
 			return nil
 		},
@@ -322,10 +322,13 @@ func dollars(v *float64) string {
 
 func duration(ms int64) string {
 	d := time.Duration(ms) * time.Millisecond
-	if d >= time.Minute {
+	switch {
+	case d >= time.Minute:
 		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
 	}
-	return d.Round(100 * time.Millisecond).String()
+	return d.String()
 }
 
 func orDash(s string) string {

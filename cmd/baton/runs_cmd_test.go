@@ -222,7 +222,7 @@ func TestRunsImport(t *testing.T) {
 		t.Fatalf("a new history lists %v", runIDs(runs))
 	}
 	code, out, errOut := runBaton(t, "", "runs", "import", root)
-	if code != exitOK || !strings.Contains(out, "Imported 1 runs") {
+	if code != exitOK || !strings.Contains(out, "Imported 1 run from") {
 		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
 	}
 	if runs, _ := listRuns(t); len(runs) != 1 || runs[0].ID != id || runs[0].Dir != filepath.Join(root, "project") {
