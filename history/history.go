@@ -202,7 +202,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	started_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
-CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5(title, answer);
+-- porter: a search for "pools" finds "pool", "exhausted" finds "exhaust".
+CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5(title, answer, tokenize = 'porter unicode61');
 `
 
 func (d *DB) migrate() error {

@@ -86,6 +86,8 @@ func TestIndexListSearchAndFilters(t *testing.T) {
 	}{
 		{history.Filter{Search: "pool"}, "a2,a1"},
 		{history.Filter{Search: "exhausted"}, "a1"},
+		{history.Filter{Search: "pools exhausting"}, "a1"}, // word forms
+		{history.Filter{Search: "Pool LIMITS"}, "a2"},
 		{history.Filter{Search: "POOL limit"}, "a2"},
 		{history.Filter{Search: `p99-latency: "x`}, ""}, // query syntax is text
 		{history.Filter{Search: "p99-latency"}, "a2"},
