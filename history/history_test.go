@@ -164,6 +164,14 @@ func TestFromRunDir(t *testing.T) {
 		r.DurationMS != 9000 || r.Model != "claude-sonnet-4-5" || strings.Join(r.Skills, " ") != "draft review" || r.CostUSD == nil {
 		t.Errorf("row = %+v", r)
 	}
+	// An agent command's steps have no price: the run has no cost.
+	agent := writeRunLog(t, work, "r2", []runlog.Event{
+		{Time: t0, Type: runlog.RunStart},
+		{Time: t0.Add(time.Second), Type: runlog.ModelCall, Model: "agent-cmd", Usage: use(0, 0)},
+	})
+	if r, err := history.FromRunDir(agent); err != nil || r.CostUSD != nil {
+		t.Errorf("agent-cmd run: cost %v, err %v; want no cost", r.CostUSD, err)
+	}
 	// Resumed and finished: the run_end decides.
 	w, _ := runlog.Open(filepath.Join(dir, "events.jsonl"))
 	w.Write(runlog.Event{Time: t0.Add(20 * time.Second), Run: "r1", Type: runlog.StepEnd, Skill: "review", Step: "2", Status: "ok"})

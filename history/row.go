@@ -179,9 +179,12 @@ func FromRunDir(dir string) (Run, error) {
 			if e.Model != "" && !contains(models, e.Model) {
 				models = append(models, e.Model)
 			}
+			// An unpriced model (an --agent-cmd step, whose usage baton
+			// does not know, among them) leaves the run without a cost
+			// rather than with a low one.
 			if c, ok := prices.Cost("", e.Model, u); ok {
 				cost += c
-			} else if u != (llm.Usage{}) {
+			} else {
 				priced = false
 			}
 		case runlog.StepEnd:
