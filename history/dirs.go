@@ -216,16 +216,16 @@ func (d *DB) importFolder(dir string, strict bool) (int, []string, error) {
 	}
 	tx, err := d.db.Begin()
 	if err != nil {
-		return 0, problems, fmt.Errorf("import %s: %w", dir, err)
+		return 0, problems, wrap("import "+dir, err)
 	}
 	defer tx.Rollback()
 	for _, r := range runs {
 		if err := put(tx, r); err != nil {
-			return 0, problems, fmt.Errorf("import %s: run %s: %w", dir, r.ID, err)
+			return 0, problems, wrap("import "+dir+": run "+r.ID, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, problems, fmt.Errorf("import %s: %w", dir, err)
+		return 0, problems, wrap("import "+dir, err)
 	}
 	return len(runs), problems, d.AddDir(dir)
 }

@@ -38,6 +38,11 @@ const SchemaVersion = 1
 // ErrNewerSchema is returned by Open for a database a later baton made.
 var ErrNewerSchema = errors.New("the run history was made by a newer baton")
 
+// ErrDamaged is wrapped by the errors of a database that turned out to be
+// damaged after it opened (a corrupt page); Repair moves it aside and
+// rebuilds it.
+var ErrDamaged = errors.New("the run history is damaged")
+
 // ErrNotFound is returned by Get for an id the index does not hold.
 var ErrNotFound = errors.New("no such run in the history")
 
@@ -149,6 +154,29 @@ func Open(home string) (*DB, error) {
 	return d, nil
 }
 
+// Repair moves the database in home aside and rebuilds it from the record
+// files, for a database whose errors wrap ErrDamaged.
+func Repair(home string) (*DB, error) {
+	if home == "" {
+		h, err := Home()
+		if err != nil {
+			return nil, err
+		}
+		home = h
+	}
+	path := filepath.Join(home, DBName)
+	aside, err := moveAside(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("run history %s is damaged and could not be moved aside: %w", path, err)
+	}
+	d, err := Open(home)
+	if err != nil {
+		return nil, err
+	}
+	d.Recovered.Damaged = aside
+	return d, nil
+}
+
 func open(path, home string) (*DB, error) {
 	// The pragmas are applied to every connection the pool opens. Every
 	// transaction takes the write lock when it begins (_txlock=immediate),
@@ -240,6 +268,15 @@ func damaged(err error) bool {
 		return true
 	}
 	return false
+}
+
+// wrap adds context to a database error, and ErrDamaged when the error
+// says the file is damaged.
+func wrap(what string, err error) error {
+	if damaged(err) {
+		return fmt.Errorf("%s: %w: %w", what, ErrDamaged, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // moveAside renames a damaged database (and its WAL files, which belong to

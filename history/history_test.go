@@ -403,3 +403,50 @@ func TestHomeWithSpacesAndHash(t *testing.T) {
 		t.Errorf("the database is not in the home folder: %v", err)
 	}
 }
+
+// A database whose damage shows only past its first page (Open succeeds)
+// reports ErrDamaged, and Repair rebuilds it from the records.
+func TestDamageFoundAfterOpen(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	d := openDB(t, home)
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	const n = 60
+	for i := range n {
+		rec, p := saveAsk(t, work, fmt.Sprintf("a%02d", i), "task", strings.Repeat("long answer text ", 300), t0.Add(time.Duration(i)*time.Minute))
+		if err := d.IndexRecord(rec, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	db := filepath.Join(home, history.DBName)
+	data, err := os.ReadFile(db)
+	if err != nil || len(data) < 40*4096 {
+		t.Fatalf("database of %d bytes (%v); want a large one", len(data), err)
+	}
+	// Garbage over the second half of the file, the first page intact.
+	for i := len(data) / 2; i < len(data); i++ {
+		data[i] = byte(i * 7)
+	}
+	os.WriteFile(db, data, 0o644)
+
+	d2, err := history.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d2.List(history.Filter{Search: "answer"})
+	d2.Close()
+	if !errors.Is(err, history.ErrDamaged) {
+		t.Fatalf("list over a damaged database: %v, want ErrDamaged", err)
+	}
+	d3, err := history.Repair(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d3.Close()
+	if d3.Recovered.Damaged == "" || !d3.Recovered.Rebuilt || d3.Recovered.Runs != n {
+		t.Errorf("repair = %+v", d3.Recovered)
+	}
+	if runs, err := d3.List(history.Filter{Search: "answer"}); err != nil || len(runs) != n {
+		t.Errorf("after repair: %d runs, %v", len(runs), err)
+	}
+}

@@ -16,14 +16,14 @@ const columns = `id, kind, status, title, answer, skills, error, provider, model
 func (d *DB) Put(r Run) error {
 	tx, err := d.db.Begin()
 	if err != nil {
-		return fmt.Errorf("index run %s: %w", r.ID, err)
+		return wrap("index run "+r.ID, err)
 	}
 	defer tx.Rollback()
 	if err := put(tx, r); err != nil {
-		return fmt.Errorf("index run %s: %w", r.ID, err)
+		return wrap("index run "+r.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("index run %s: %w", r.ID, err)
+		return wrap("index run "+r.ID, err)
 	}
 	return nil
 }
@@ -96,19 +96,19 @@ func (d *DB) List(f Filter) ([]Run, error) {
 	}
 	rows, err := d.db.Query(query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("run history: %w", err)
+		return nil, wrap("run history", err)
 	}
 	defer rows.Close()
 	runs := []Run{}
 	for rows.Next() {
 		r, err := scan(rows)
 		if err != nil {
-			return nil, fmt.Errorf("run history: %w", err)
+			return nil, wrap("run history", err)
 		}
 		runs = append(runs, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("run history: %w", err)
+		return nil, wrap("run history", err)
 	}
 	return runs, nil
 }
@@ -120,32 +120,9 @@ func (d *DB) Get(id string) (Run, error) {
 		return Run{}, fmt.Errorf("run %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Run{}, fmt.Errorf("run history: %w", err)
+		return Run{}, wrap("run history", err)
 	}
 	return r, nil
-}
-
-// Delete removes the row of id (a record file that is gone).
-func (d *DB) Delete(id string) error {
-	tx, err := d.db.Begin()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var rowid int64
-	if err := tx.QueryRow(`SELECT rowid FROM runs WHERE id = ?`, id).Scan(&rowid); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		return err
-	}
-	if _, err := tx.Exec(`DELETE FROM runs_fts WHERE rowid = ?`, rowid); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(`DELETE FROM runs WHERE rowid = ?`, rowid); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -195,19 +172,19 @@ func (d *DB) Find(id string) (Run, error) {
 	// LIKE would read % and _ in id as patterns: compare the prefix itself.
 	rows, err := d.db.Query(`SELECT `+columns+` FROM runs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC LIMIT 2`, len(id), id)
 	if err != nil {
-		return Run{}, fmt.Errorf("run history: %w", err)
+		return Run{}, wrap("run history", err)
 	}
 	defer rows.Close()
 	var found []Run
 	for rows.Next() {
 		r, err := scan(rows)
 		if err != nil {
-			return Run{}, fmt.Errorf("run history: %w", err)
+			return Run{}, wrap("run history", err)
 		}
 		found = append(found, r)
 	}
 	if err := rows.Err(); err != nil {
-		return Run{}, fmt.Errorf("run history: %w", err)
+		return Run{}, wrap("run history", err)
 	}
 	switch len(found) {
 	case 0:

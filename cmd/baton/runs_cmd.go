@@ -110,28 +110,25 @@ func runsList(cmd *cobra.Command, f runsListFlags) error {
 		}
 		filter.Since = t
 	}
-	d, err := openHistory(cmd.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	runs, err := d.List(filter)
-	if err != nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	if f.json {
-		for i := range runs {
-			runs[i].Answer = "" // bounded output; runs show has it
+	return withHistory(cmd.ErrOrStderr(), func(d *history.DB) error {
+		runs, err := d.List(filter)
+		if err != nil {
+			return err
 		}
-		return writeJSON(out, runs)
-	}
-	if len(runs) == 0 {
-		fmt.Fprintf(out, "No runs found in %s.\n", filepath.Join(d.Home(), history.DBName))
+		out := cmd.OutOrStdout()
+		if f.json {
+			for i := range runs {
+				runs[i].Answer = "" // bounded output; runs show has it
+			}
+			return writeJSON(out, runs)
+		}
+		if len(runs) == 0 {
+			fmt.Fprintf(out, "No runs found in %s.\n", filepath.Join(d.Home(), history.DBName))
+			return nil
+		}
+		printRuns(out, runs)
 		return nil
-	}
-	printRuns(out, runs)
-	return nil
+	})
 }
 
 func printRuns(w io.Writer, runs []history.Run) {
@@ -152,21 +149,18 @@ func newRunsShowCmd() *cobra.Command {
 		Short: "Show one run of the history (an id, or the start of one)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := openHistory(cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer d.Close()
-			r, err := d.Find(args[0])
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				return writeJSON(out, r)
-			}
-			printRun(out, r)
-			return nil
+			return withHistory(cmd.ErrOrStderr(), func(d *history.DB) error {
+				r, err := d.Find(args[0])
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					return writeJSON(out, r)
+				}
+				printRun(out, r)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as a JSON object")
@@ -215,34 +209,48 @@ reported and skipped.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stderr := cmd.ErrOrStderr()
-			d, err := openHistory(stderr)
-			if err != nil {
-				return err
-			}
-			defer d.Close()
-			for _, dir := range args {
-				n, problems, err := d.Import(dir)
-				for _, p := range problems {
-					fmt.Fprintf(stderr, "baton: warning: skipped %s\n", p)
+			return withHistory(stderr, func(d *history.DB) error {
+				for _, dir := range args {
+					n, problems, err := d.Import(dir)
+					for _, p := range problems {
+						fmt.Fprintf(stderr, "baton: warning: skipped %s\n", p)
+					}
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "Imported %s from %s.\n", plural(n, "run"), dir)
 				}
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Imported %s from %s.\n", plural(n, "run"), dir)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 }
 
-// openHistory opens the user's run history and says on stderr what it had
-// to do to open it (a rebuild, a damaged file kept aside).
-func openHistory(stderr io.Writer) (*history.DB, error) {
+// withHistory runs fn on the user's run history, saying on stderr what it
+// took to open it (a rebuild, a damaged file kept aside). A database found
+// damaged only by fn (a corrupt page past the first) is moved aside and
+// rebuilt, and fn runs once more.
+func withHistory(stderr io.Writer, fn func(*history.DB) error) error {
 	d, err := history.Open("")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rec := d.Recovered
+	noteRecovery(stderr, d.Recovered)
+	err = fn(d)
+	d.Close()
+	if !errors.Is(err, history.ErrDamaged) {
+		return err
+	}
+	d, rerr := history.Repair("")
+	if rerr != nil {
+		return fmt.Errorf("%w; and it could not be rebuilt: %v", err, rerr)
+	}
+	defer d.Close()
+	noteRecovery(stderr, d.Recovered)
+	return fn(d)
+}
+
+func noteRecovery(stderr io.Writer, rec history.Recovery) {
 	unread := ""
 	if n := len(rec.Problems); n > 0 {
 		unread = fmt.Sprintf("; %d record files could not be read", n)
@@ -253,7 +261,6 @@ func openHistory(stderr io.Writer) (*history.DB, error) {
 	case rec.Rebuilt:
 		fmt.Fprintf(stderr, "baton: the run history was missing; rebuilt it from the record files (%d runs%s)\n", rec.Runs, unread)
 	}
-	return d, nil
 }
 
 // indexAsk adds a saved ask record to the run history. The run is done
@@ -270,12 +277,7 @@ func indexRun(stderr io.Writer, dir string) {
 }
 
 func indexWith(stderr io.Writer, where, folder string, index func(*history.DB) error) {
-	d, err := openHistory(stderr)
-	if err == nil {
-		err = index(d)
-		d.Close()
-	}
-	if err != nil {
+	if err := withHistory(stderr, index); err != nil {
 		fmt.Fprintf(stderr, "baton: warning: the run is saved in %s but not in the run history: %s (baton runs import %s adds it later)\n", where, oneLine(err.Error()), folder)
 	}
 }
