@@ -106,9 +106,12 @@ func FromRecord(rec *orchestrate.Record, path string) (Run, error) {
 
 // ReadRecord reads an ask record file.
 func ReadRecord(path string) (*orchestrate.Record, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, maxRecord+1)
 	if err != nil {
 		return nil, err
+	}
+	if len(data) > maxRecord {
+		return nil, fmt.Errorf("run record %s: larger than %d MiB", path, maxRecord>>20)
 	}
 	var rec orchestrate.Record
 	if err := json.Unmarshal(data, &rec); err != nil {
@@ -121,6 +124,10 @@ func ReadRecord(path string) (*orchestrate.Record, error) {
 }
 
 var errNotRecord = errors.New("not a baton ask record")
+
+// maxRecord bounds what an import reads of one .json file: a folder of
+// records may hold anything, and a record is far smaller.
+const maxRecord = 256 << 20
 
 // workDir is the folder a run was made in, given the folder of its
 // records: the parent of .baton/runs, or the records' folder itself when
