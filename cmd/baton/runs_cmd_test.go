@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,7 +80,8 @@ func TestRunsListTwoDirectories(t *testing.T) {
 		t.Errorf("ask row = %+v (server usage %+v)", ask, s.TotalUsage())
 	}
 	if run.Kind != history.KindRun || run.Dir != ws || run.Status != "ok" || run.Title != "greet-shout-flag" ||
-		run.InputTokens != w.TotalUsage().InputTokens || run.OutputTokens != w.TotalUsage().OutputTokens || run.InputTokens == 0 {
+		run.InputTokens != w.TotalUsage().InputTokens || run.OutputTokens != w.TotalUsage().OutputTokens || run.InputTokens == 0 ||
+		run.CostUSD == nil || *run.CostUSD <= 0 || run.Model == "" || len(run.Skills) < 2 {
 		t.Errorf("run row = %+v (server usage %+v)", run, w.TotalUsage())
 	}
 
@@ -238,5 +240,37 @@ func TestRunsImport(t *testing.T) {
 		if code == exitOK || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || errOut == "" {
 			t.Errorf("%q: exit %d, stderr %q: want one line and a failure", args, code, errOut)
 		}
+	}
+}
+
+// A workflow run the provider refuses is in the history as failed, with
+// its error; the resume that finishes it turns the same row to ok.
+func TestRunsFailedRunThenResumed(t *testing.T) {
+	isolateEnv(t)
+	ws := exampleWorkspace(t)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		if refuse.Load() {
+			return llmtest.Fail(400, "invalid_request_error", "the request was refused")
+		}
+		return finishing().Respond(r)
+	}))
+	t.Setenv("OPENAI_BASE_URL", s.OpenAIBaseURL())
+	wf := filepath.Join(ws, "baton.yaml")
+	if code, _, errOut := runBaton(t, "", "run", "--workflow", wf); code != exitError {
+		t.Fatalf("refused run: exit %d\n%s", code, errOut)
+	}
+	runs, _ := listRuns(t, "--status", "failed")
+	if len(runs) != 1 || runs[0].Kind != history.KindRun || !strings.Contains(runs[0].Error, "refused") {
+		t.Fatalf("failed runs = %+v", runs)
+	}
+	refuse.Store(false)
+	if code, _, errOut := runBaton(t, "", "resume", "--workflow", wf); code != exitOK {
+		t.Fatalf("resume: exit %d\n%s", code, errOut)
+	}
+	after, _ := listRuns(t)
+	if len(after) != 1 || after[0].ID != runs[0].ID || after[0].Status != "ok" || after[0].Error != "" {
+		t.Errorf("after the resume: %+v", after)
 	}
 }
