@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 )
 
 const columns = `id, kind, status, title, answer, skills, error, provider, model, input_tokens, output_tokens,
@@ -156,6 +157,14 @@ func ptr(v sql.NullFloat64) *float64 {
 // query syntax (a "-" or a ":" in a task is just text).
 func matchQuery(s string) string {
 	var terms []string
+	// A NUL would end the query string inside SQLite: control characters
+	// separate words like spaces do.
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 	for _, w := range strings.Fields(s) {
 		terms = append(terms, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -292,6 +293,9 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	}{{"d", 24 * time.Hour}, {"w", 7 * 24 * time.Hour}} {
 		if n, ok := strings.CutSuffix(s, u.suffix); ok {
 			if v, err := strconv.ParseFloat(n, 64); err == nil && v >= 0 {
+				if v*float64(u.unit) >= math.MaxInt64 {
+					return time.Time{}, errors.New("too far back")
+				}
 				return now.Add(-time.Duration(v * float64(u.unit))), nil
 			}
 		}

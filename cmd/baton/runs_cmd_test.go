@@ -274,3 +274,29 @@ func TestRunsFailedRunThenResumed(t *testing.T) {
 		t.Errorf("after the resume: %+v", after)
 	}
 }
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"7d", now.Add(-7 * 24 * time.Hour), true},
+		{"1.5d", now.Add(-36 * time.Hour), true},
+		{"2w", now.Add(-14 * 24 * time.Hour), true},
+		{"90m", now.Add(-90 * time.Minute), true},
+		{"2026-03-01T08:00:00Z", time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC), true},
+		{"2026-03-01", time.Date(2026, 3, 1, 0, 0, 0, 0, time.Local), true},
+		{"1e300d", time.Time{}, false},
+		{"-3d", time.Time{}, false},
+		{"NaNd", time.Time{}, false},
+		{"yesterday", time.Time{}, false},
+		{"", time.Time{}, false},
+	} {
+		got, err := parseSince(tc.in, now)
+		if (err == nil) != tc.ok || (tc.ok && !got.Equal(tc.want)) {
+			t.Errorf("parseSince(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
