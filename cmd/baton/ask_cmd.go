@@ -286,6 +286,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 			fmt.Fprintf(stderr, "baton: %v\n", err)
 		} else {
 			saved = p
+			indexAsk(stderr, rec, p)
 		}
 	}
 

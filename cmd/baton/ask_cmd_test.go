@@ -44,6 +44,8 @@ func isolateEnv(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	t.Setenv("OLLAMA_HOST", "127.0.0.1:1")
+	// The run history of the test's runs is the test's own.
+	t.Setenv("BATON_HOME", t.TempDir())
 }
 
 func decodeRecord(t *testing.T, data string) orchestrate.Record {

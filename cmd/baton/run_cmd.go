@@ -189,6 +189,10 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	}
 	prog.close()
 	started := res != nil && res.RunID != ""
+	if started {
+		// Interrupted, failed or done: every run that began is in the history.
+		indexRun(stderr, filepath.Join(wf.Dir, ".baton", "runs", res.RunID))
+	}
 	if started && err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: one line, and the exit code says the rest.
 		fmt.Fprintf(stderr, "baton: interrupted: %s; resume with: baton resume --workflow %s\n", stoppedAt(res, err), f.workflow)
