@@ -175,6 +175,10 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 	// Saved before anything else can fail: the record is what was paid for.
 	if out.Record, err = s.saveRecord(rec); err != nil {
 		out.Warnings = append(out.Warnings, err.Error())
+	} else if s.onRecord != nil {
+		if err := s.onRecord(rec, filepath.Join(s.root.Name(), filepath.FromSlash(out.Record))); err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("the run is saved in %s but not in the run history: %s", out.Record, oneLine(err.Error())))
+		}
 	}
 	for _, st := range rec.Subtasks {
 		out.Subtasks = append(out.Subtasks, AskSubtask{ID: st.Index + 1, Task: st.Task, Skill: st.Skill, Mode: st.Mode,

@@ -3,8 +3,10 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -361,5 +363,31 @@ func TestAskRetryIsReportedAsProgress(t *testing.T) {
 	}
 	if last := ns[len(ns)-1]; last.Message != "synthesis done" || last.Progress != last.Total {
 		t.Errorf("last notification %+v", last)
+	}
+}
+
+// Each record ask saves is handed to OnRecord (baton mcp indexes it in the
+// run history) with its full path; an OnRecord failure is a warning of the
+// result, never a failed ask.
+func TestAskHandsTheRecordOn(t *testing.T) {
+	var got []string
+	fail := false
+	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: env(nil), OnRecord: func(rec *orchestrate.Record, path string) error {
+		got = append(got, rec.ID+" "+path)
+		if fail {
+			return errors.New("the history is locked")
+		}
+		return nil
+	}})
+	var out mcpserver.AskOut
+	callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}}, &out)
+	want := out.RunID + " " + filepath.Join(root, filepath.FromSlash(out.Record))
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("OnRecord got %q, want [%q]", got, want)
+	}
+	fail = true
+	res := callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}}, &out)
+	if res.IsError || len(got) != 2 || !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, "the history is locked") }) {
+		t.Errorf("an OnRecord failure: isError %v, warnings %q", res.IsError, out.Warnings)
 	}
 }

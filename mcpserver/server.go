@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/skill"
 )
 
@@ -41,6 +42,11 @@ type Config struct {
 	// Getenv reads the environment ask picks its provider from
 	// (ANTHROPIC_API_KEY, OPENAI_BASE_URL...); nil is os.Getenv.
 	Getenv func(string) string
+	// OnRecord, when set, is called with each run record ask saves and
+	// its path (baton mcp indexes it in the run history, as baton ask
+	// does); an error it returns is one of the result's warnings, never a
+	// failed ask.
+	OnRecord func(rec *orchestrate.Record, path string) error
 }
 
 // Server is baton's MCP server: the SDK's server with baton's tools added.
@@ -52,6 +58,7 @@ type Server struct {
 	skills        *skill.Library // the built-ins and Config.Skills (ask.go, skills.go)
 	skillWarnings []string
 	getenv        func(string) string
+	onRecord      func(*orchestrate.Record, string) error
 }
 
 // New opens the root and registers the tools.
@@ -75,6 +82,7 @@ func New(cfg Config) (*Server, error) {
 		root.Close()
 		return nil, err
 	}
+	s.onRecord = cfg.OnRecord
 	if s.getenv = cfg.Getenv; s.getenv == nil {
 		s.getenv = os.Getenv
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-dev/baton/history"
 	"github.com/baton-dev/baton/mcpserver"
+	"github.com/baton-dev/baton/orchestrate"
 )
 
 func init() { register(newMCPCmd) }
@@ -62,7 +64,12 @@ under .baton/mcp in the root, and the result says where and how large it is.`,
 				return usageErrorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765", httpAddr)
 			}
 			bi, _ := debug.ReadBuildInfo()
-			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi), MaxResultBytes: maxResult, Skills: skills, Getenv: os.Getenv})
+			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi), MaxResultBytes: maxResult, Skills: skills, Getenv: os.Getenv,
+				OnRecord: func(rec *orchestrate.Record, path string) error {
+					// Messages on stderr would be a stdio host's log only;
+					// the ask result carries the warning instead.
+					return withHistory(io.Discard, func(d *history.DB) error { return d.IndexRecord(rec, path) })
+				}})
 			if err != nil {
 				return err
 			}
