@@ -33,7 +33,9 @@ var pathArgs = map[string][]func(p string) map[string]any{
 		func(p string) map[string]any { return map[string]any{"ledger": "doc.md", "skills": []string{p}} },
 	},
 	"state_get": {func(p string) map[string]any { return map[string]any{"state": p} }},
-	"state_set": {func(p string) map[string]any { return map[string]any{"state": p, "key": "handoff.next_step", "value": "x"} }},
+	"state_set": {func(p string) map[string]any {
+		return map[string]any{"state": p, "key": "handoff.next_step", "value": "x"}
+	}},
 	"ask": {func(p string) map[string]any {
 		return map[string]any{"task": "What does Acme charge?", "documents": []string{p}, "dry_run": true}
 	}},

@@ -4,12 +4,15 @@
 // tokens. It is built on the official Go SDK; every path a host passes is
 // confined to the server's root with os.Root, as `baton run`'s tools are.
 //
-// This is the first part of `baton mcp`: the tools outline, slice and
-// count_tokens over stdio. They change nothing but the spill folder: a text
-// over the result bound is written under .baton/mcp and the result says
-// where. ask (ask.go) is the exception: it runs `baton ask`, calling the
-// configured provider and saving a run record under .baton/runs. Every
-// skill is also a tool result (skills_list, skill_get) and a prompt.
+// The tools: outline, slice and count_tokens read documents; budget_check
+// is the reset rule of `baton run`; ledger_append, ledger_latest and
+// ledger_lint keep the ledger; state_get and state_set edit state.yaml
+// losslessly under baton run's lock; ask runs `baton ask` on the
+// configured provider and saves a run record under .baton/runs;
+// skills_list and skill_get show the skill library, and every skill is
+// also a prompt. Every result is bounded (spill.go, bound.go) and every
+// schema is portable (schema.go). The transport is stdio or Streamable
+// HTTP (http.go).
 package mcpserver
 
 import (

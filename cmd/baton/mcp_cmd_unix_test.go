@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,9 @@ func TestMCPOverStdio(t *testing.T) {
 			t.Errorf("tool %s lacks a schema", tl.Name)
 		}
 	}
-	if got := strings.Join(names, " "); !strings.Contains(got, "outline") || !strings.Contains(got, "slice") || !strings.Contains(got, "count_tokens") {
-		t.Errorf("tools: %s", got)
+	for _, want := range mcpContractTools {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list lacks %s: %s", want, strings.Join(names, " "))
+		}
 	}
 }
