@@ -179,6 +179,7 @@ func TestBadInputIsAToolError(t *testing.T) {
 // but where it went and how large it is, and the file holds exactly what
 // would have been returned. A small slice stays inline.
 func TestLargeResultsAreSpilled(t *testing.T) {
+	t.Parallel() // the longest test here: the tokenizer over 5 MB, twice
 	dir := t.TempDir()
 	var b strings.Builder
 	for i := 0; b.Len() < 5<<20; i++ {
