@@ -100,12 +100,13 @@ func (s *Server) addTools() {
 // read reads one file under the root, refusing one over MaxDocumentBytes
 // by its size and any path that leaves the root.
 func (s *Server) read(name string) (string, error) {
-	if name == "" {
-		return "", errors.New("a document path is empty")
-	}
-	info, err := s.root.Stat(name)
+	rel, err := localPath("document", name)
 	if err != nil {
-		return "", fmt.Errorf("document %q: %w", name, plainPathErr(err))
+		return "", err
+	}
+	info, err := s.root.Stat(rel)
+	if err != nil {
+		return "", fmt.Errorf("document %q: %w", name, rootErr(err))
 	}
 	if !info.Mode().IsRegular() {
 		return "", fmt.Errorf("document %q is not a regular file", name)
@@ -113,9 +114,9 @@ func (s *Server) read(name string) (string, error) {
 	if info.Size() > MaxDocumentBytes {
 		return "", fmt.Errorf("document %q is %d bytes, over the %d-byte limit", name, info.Size(), MaxDocumentBytes)
 	}
-	data, err := s.root.ReadFile(name)
+	data, err := s.root.ReadFile(rel)
 	if err != nil {
-		return "", fmt.Errorf("document %q: %w", name, plainPathErr(err))
+		return "", fmt.Errorf("document %q: %w", name, rootErr(err))
 	}
 	return string(data), nil
 }
