@@ -108,21 +108,8 @@ func TestEveryResultIsBounded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "doc.md"), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := mcpserver.New(mcpserver.Config{Root: dir, Version: "test", MaxResultBytes: mcpserver.MinResultBytes, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ct, st := mcp.NewInMemoryTransports()
+	cs := serve(t, mcpserver.Config{Root: dir, Version: "test", MaxResultBytes: mcpserver.MinResultBytes, Getenv: func(string) string { return "" }}, nil)
 	ctx := context.Background()
-	if _, err := s.SDK().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
 	long := make([]string, 400)
 	for i := range long {
 		long[i] = "Pricing"

@@ -116,22 +116,8 @@ func connectAsk(t *testing.T, cfg mcpserver.Config) (*mcp.ClientSession, string,
 		t.Fatal(err)
 	}
 	cfg.Version = "test"
-	s, err := mcpserver.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	if _, err := s.SDK().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
 	prog := &progressLog{seen: make(chan struct{}, 1)}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: prog.handle}).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := serve(t, cfg, &mcp.ClientOptions{ProgressNotificationHandler: prog.handle})
 	return cs, cfg.Root, prog
 }
 

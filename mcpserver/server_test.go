@@ -43,7 +43,14 @@ func connectIn(t *testing.T, dir string) (*mcp.ClientSession, string) {
 	if err := os.WriteFile(filepath.Join(dir, "doc.md"), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := mcpserver.New(mcpserver.Config{Root: dir, Version: "test"})
+	return serve(t, mcpserver.Config{Root: dir, Version: "test"}, nil), dir
+}
+
+// serve starts a server with cfg on an in-memory transport and returns a
+// client session to it; opts are the client's.
+func serve(t *testing.T, cfg mcpserver.Config, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	s, err := mcpserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +60,12 @@ func connectIn(t *testing.T, dir string) (*mcp.ClientSession, string) {
 	if _, err := s.SDK().Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, dir
+	return cs
 }
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) *mcp.CallToolResult {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/baton-dev/baton/internal/fuzzy"
 	"github.com/baton-dev/baton/skill"
 )
 
@@ -145,7 +146,7 @@ func nearestSkills(name string, names []string, n int) []string {
 	var cs []cand
 	for _, nm := range names {
 		nk := skill.Key(nm)
-		switch d := editDistance(k, nk); {
+		switch d := fuzzy.Distance(k, nk, len(k)+len(nk)); {
 		case strings.Contains(nk, k) || strings.Contains(k, nk):
 			cs = append(cs, cand{nm, 0})
 		case 3*d <= max(len([]rune(k)), 3) || commonPrefix(k, nk) >= 4:
@@ -158,29 +159,6 @@ func nearestSkills(name string, names []string, n int) []string {
 		out = append(out, c.name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance over runes; skill names are
-// short, so the plain two-row table is enough.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func commonPrefix(a, b string) int {

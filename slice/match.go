@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/baton-dev/baton/internal/fuzzy"
 )
 
 // Pointers name the parts of a document a subtask needs, as a plan states
@@ -261,7 +263,7 @@ func (d *Document) nearest(plain string, pk headingKeys, n int) []int {
 		if shared == 0 {
 			limit = runeLen(pk.full) / 2
 		}
-		cs = append(cs, cand{i, shared, editDistance(pk.full, h.keys.full, limit)})
+		cs = append(cs, cand{i, shared, fuzzy.Distance(pk.full, h.keys.full, limit)})
 	}
 	sort.SliceStable(cs, func(a, b int) bool {
 		if cs[a].shared != cs[b].shared {

@@ -306,20 +306,6 @@ func TestNumberLabelsDisambiguate(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "abc", 0}, {"abc", "acb", 1}, {"kitten", "sitting", 3}, {"é", "e", 1},
-	}
-	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b, 10); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 func ExampleDocument_Extract() {
 	d := Parse([]byte("# Report\n\n## 1. Methods\n\nWe sampled.\n\n## 2. Results\n\nIt worked.\n"))
 	r := d.Extract(Pointers{Sections: []string{"**Results**"}})
