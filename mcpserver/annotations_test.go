@@ -24,7 +24,7 @@ func TestLedgerToolsAreListed(t *testing.T) {
 		"ledger_latest": {readOnly: true, idempotent: true},
 		"ledger_lint":   {readOnly: true, idempotent: true},
 		"state_get":     {readOnly: true, idempotent: true},
-		"state_set":     {idempotent: true, destructive: true},
+		"state_set":     {destructive: true}, // append adds again
 	}
 	required := map[string][]string{"budget_check": {"context_tokens"}, "state_set": {"key", "value"}}
 	for _, tl := range res.Tools {

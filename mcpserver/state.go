@@ -20,9 +20,10 @@ import (
 	"github.com/baton-dev/baton/workflow"
 )
 
-// overwrites is the annotation of state_set: it replaces a value, and the
-// same call again changes nothing more.
-var overwrites = &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(true), OpenWorldHint: new(false)}
+// overwrites is the annotation of state_set: it replaces a value. It is
+// not idempotent: a set is, but the same call with append adds the value
+// again, and the hint is for the tool, not for one of its modes.
+var overwrites = &mcp.ToolAnnotations{DestructiveHint: new(true), OpenWorldHint: new(false)}
 
 // StateGetIn names a value of state.yaml.
 type StateGetIn struct {
