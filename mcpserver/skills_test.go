@@ -169,31 +169,3 @@ func TestInvalidSkillsFolderRefusesTheServer(t *testing.T) {
 		t.Errorf("New with a missing skills folder: %v", err)
 	}
 }
-
-// ask calls a provider and pays again for the same input; the skill tools
-// change nothing. Both are listed with schemas.
-func TestAskAndSkillToolsAnnotations(t *testing.T) {
-	cs, _, _ := connectAsk(t, mcpserver.Config{Getenv: env(nil)})
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]*mcp.Tool{}
-	for _, tl := range res.Tools {
-		got[tl.Name] = tl
-	}
-	for _, name := range []string{"ask", "skills_list", "skill_get"} {
-		tl := got[name]
-		if tl == nil || tl.InputSchema == nil || tl.OutputSchema == nil || tl.Description == "" || tl.Annotations == nil {
-			t.Fatalf("tool %q: %+v", name, tl)
-		}
-		a := tl.Annotations
-		if name == "ask" {
-			if a.ReadOnlyHint || a.IdempotentHint || a.DestructiveHint == nil || *a.DestructiveHint || a.OpenWorldHint == nil || !*a.OpenWorldHint {
-				t.Errorf("ask: annotations %+v", a)
-			}
-		} else if !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
-			t.Errorf("%s: annotations %+v", name, a)
-		}
-	}
-}
