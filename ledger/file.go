@@ -155,6 +155,18 @@ func Latest(path string) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	best := LatestOf(entries)
+	if best == nil {
+		return nil, fmt.Errorf("ledger %s: %w", path, ErrNoEntry)
+	}
+	return best, nil
+}
+
+// LatestOf is Latest over entries already read: the complete entry with
+// the latest heading time, of equal times the one further down; nil when
+// none is complete. A caller that also needs the other entries reads the
+// file once and so sees one version of it.
+func LatestOf(entries []Entry) *Entry {
 	var best *Entry
 	for i := range entries {
 		e := &entries[i]
@@ -165,8 +177,5 @@ func Latest(path string) (*Entry, error) {
 			best = e
 		}
 	}
-	if best == nil {
-		return nil, fmt.Errorf("ledger %s: %w", path, ErrNoEntry)
-	}
-	return best, nil
+	return best
 }

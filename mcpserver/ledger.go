@@ -272,13 +272,12 @@ func (s *Server) ledgerLatest(_ context.Context, _ *mcp.CallToolRequest, in Ledg
 	if err != nil {
 		return nil, LedgerLatestOut{}, c.wrap(err)
 	}
+	// One read: the count and the entry come from the same version of the
+	// file, even with an append in between.
 	out := LedgerLatestOut{Entries: len(entries)}
-	e, err := ledger.Latest(c.abs)
-	switch {
-	case errors.Is(err, ledger.ErrNoEntry):
+	e := ledger.LatestOf(entries)
+	if e == nil {
 		return nil, out, nil
-	case err != nil:
-		return nil, LedgerLatestOut{}, c.wrap(err)
 	}
 	eo := entryOut(*e)
 	out.Found, out.Entry = true, &eo
