@@ -180,7 +180,7 @@ func TestLargeResultsAreSpilled(t *testing.T) {
 	var o mcpserver.OutlineOut
 	res = call(t, cs, "outline", map[string]any{"documents": []string{"big.md"}}, &o)
 	data, _ = json.Marshal(res)
-	if o.Spilled == nil || o.Text != "" || len(data) > mcpserver.DefaultMaxResultBytes {
+	if o.Spilled == nil || o.Text != "" || len(data) > mcpserver.DefaultMaxResultBytes || !strings.Contains(o.Spilled.Note, "budget") {
 		t.Errorf("outline of 5 MB: spilled %+v, %d bytes of result", o.Spilled, len(data))
 	}
 	var small mcpserver.SliceOut

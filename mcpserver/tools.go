@@ -153,6 +153,8 @@ func (s *Server) outline(_ context.Context, _ *mcp.CallToolRequest, in OutlineIn
 			return nil, OutlineOut{}, err
 		}
 		o.Entries = nil
+		// An outline is made smaller by its budget, not by cutting it.
+		out.Spilled.Note = fmt.Sprintf("the outline is %d bytes (%d tokens), too large for a result bounded at %d bytes; it was written to %s: call outline again with a budget (deeper headings collapse first) or read the file in pieces", out.Spilled.Bytes, out.Spilled.Tokens, s.maxResult, out.Spilled.Path)
 	}
 	return nil, out, nil
 }
