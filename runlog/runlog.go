@@ -50,7 +50,11 @@
 //	                     "re_requested" | "truncated" | "ingested_oversize")
 //	step_start           skill, step
 //	step_end             skill, step, input_hash (content hash of the step's
-//	                     inputs), usage
+//	                     inputs), usage, status ("ok" | "failed" |
+//	                     "interrupted"; only "ok" ends the step: a failed or
+//	                     interrupted one resumes under its own step id), note
+//	                     (for a failure: its kind first, such as
+//	                     "provider_unavailable: …" or "max_turns: …")
 //	model_call           model, input_hash, usage
 //
 // usage is an object: input_tokens, output_tokens, cache_read_tokens,
