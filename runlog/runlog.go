@@ -28,7 +28,10 @@
 //	run_start            phases (the ordered phase list: the phase→boundary map,
 //	                     fixed for the run), ledger_path, window_tokens,
 //	                     threshold_tokens
-//	run_end              status ("done" | "failed" | "cancelled"), note
+//	run_end              status ("ok": the workflow reached done), note; a
+//	                     run that fails or is interrupted writes no run_end
+//	                     (its last step_end says how it stopped), since a
+//	                     resume may still finish it
 //	phase_start          phase
 //	phase_end            phase
 //	boundary_evaluation  phase (the phase ending), next_phase, projected_tokens,
