@@ -58,6 +58,12 @@ func bigText(n int) string {
 func withinWindow(t *testing.T, s *llmtest.Server, window int) {
 	t.Helper()
 	for i, r := range s.Requests() {
+		if r.Status == 499 {
+			// The client went away before the answer: a test killed its
+			// child process at this request. Whether the fake finished
+			// writing first is a race, and no window is at stake.
+			continue
+		}
 		if r.Status != http.StatusOK {
 			t.Errorf("request %d: status %d: %s", i+1, r.Status, clipBody(r.Body))
 			continue
