@@ -59,6 +59,11 @@ type Config struct {
 	// ModelExplicit says ModelName was chosen by the user (--model): it
 	// then wins over a skill's model: key (skillmodel.go).
 	ModelExplicit bool
+	// ServerWindow, when > 0, is the window the provider's server runs
+	// every request with (Ollama's num_ctx, which it enforces by dropping
+	// what does not fit, silently). No budget or check of the run uses a
+	// larger window than it, whatever window_tokens says.
+	ServerWindow int
 	// MaxTurns bounds the tool rounds of one step: a runaway agent stops.
 	MaxTurns            int
 	MaxTokens           int
@@ -162,6 +167,9 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, fmt.Errorf("%s: protect: %w", wf.Path, err)
 	}
 	window, _ := wf.Window(cfg.ModelName)
+	if cfg.ServerWindow > 0 {
+		window = min(window, cfg.ServerWindow)
+	}
 	b, err := budget.New(window, wf.ThresholdFraction)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", wf.Path, err)

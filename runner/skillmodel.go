@@ -74,6 +74,9 @@ func (r *runner) chooseModel(skillName string) (m stepModel, warning, note strin
 		return run, "", ""
 	}
 	window, _ := r.wf.Window(name)
+	if r.cfg.ServerWindow > 0 {
+		window = min(window, r.cfg.ServerWindow)
+	}
 	b, err := budget.New(window, r.wf.ThresholdFraction)
 	if err != nil {
 		// The fraction was checked with the run's budget; only a window

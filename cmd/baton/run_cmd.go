@@ -172,11 +172,20 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	// lines are written above its live line.
 	cfg.Log, cfg.Progress = prog.logWriter(), prog.event
 	if f.agentCmd == "" { // an external agent brings its own model
+		// Ollama is asked to run every request with the workflow's
+		// declared window (capped by what the model supports).
+		f.models.window = wf.WindowTokens
 		model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
 		if err != nil {
 			return err
 		}
 		cfg.Model, cfg.ModelName, cfg.Provider = model, sel.Model, sel.Provider
+		if sel.Window > 0 {
+			cfg.ServerWindow = sel.Window
+			if wf.WindowTokens > sel.Window {
+				fmt.Fprintf(stderr, "baton: warning: window_tokens %d is more than %s supports; every request is checked against its %d tokens\n", wf.WindowTokens, sel.Model, sel.Window)
+			}
+		}
 	}
 	var res *runner.Result
 	prog.start()
