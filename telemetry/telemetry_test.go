@@ -3,8 +3,8 @@ package telemetry
 import (
 	"context"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
