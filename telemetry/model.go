@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/baton-dev/baton/llm"
 )
@@ -18,7 +19,12 @@ import (
 // request, the response and the provider's usage as GenAI attributes.
 // Compose it outside the retry policy, so that one span is one logical call
 // and its retries are events on it (see Attempts).
+// With the no-op tracer Setup returns when tracing is off, m is returned
+// as it is: no span, no attribute is built per call.
 func Model(m llm.Model, tracer trace.Tracer, provider string, captureContent bool) llm.Model {
+	if _, off := tracer.(noop.Tracer); off {
+		return m
+	}
 	return &model{m: m, t: tracer, provider: provider, capture: captureContent}
 }
 
@@ -77,8 +83,11 @@ func ErrorType(err error) string {
 	if errors.As(err, &pe) && pe.StatusCode != 0 {
 		return fmt.Sprint(pe.StatusCode)
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
 	}
 	return fmt.Sprintf("%T", err)
 }

@@ -112,3 +112,14 @@ func TestChatSpanRecordsRetriesAndErrorType(t *testing.T) {
 		t.Errorf("%d attempt events, want 3 (every attempt failed)", n)
 	}
 }
+
+func TestModelIsUnwrappedWhenTracingIsOff(t *testing.T) {
+	_, tr, err := Setup(context.Background(), env(map[string]string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m llm.Model = attempts{}
+	if got := Model(m, tr, "anthropic", true); got != m {
+		t.Errorf("Model wrapped %T with tracing off", got)
+	}
+}
