@@ -87,6 +87,12 @@ type Config struct {
 	// (llm.ScrubURLs), so a model that was not wrapped by the provider
 	// package still cannot leak its base URL's token.
 	Redactor *llm.Redactor
+	// Span, when set, starts a trace span around one part of the run:
+	// part "plan" (sub nil) or "subtask" (sub the subtask's result, filled
+	// in by the time end is called). The context it returns carries the
+	// span to the part's model calls; end closes it with the part's error.
+	// It is called from several goroutines at once.
+	Span func(ctx context.Context, part string, sub *SubtaskResult) (context.Context, func(err error))
 }
 
 // Event reports progress of one subtask (or a phase, with Index -1).
@@ -133,6 +139,11 @@ func (c *Config) defaults() {
 	}
 	if c.Progress == nil {
 		c.Progress = func(Event) {}
+	}
+	if c.Span == nil {
+		c.Span = func(ctx context.Context, _ string, _ *SubtaskResult) (context.Context, func(error)) {
+			return ctx, func(error) {}
+		}
 	}
 }
 
@@ -214,7 +225,12 @@ func (r *run) ask(ctx context.Context) error {
 	}
 	d := &r.rec.PhaseDurationMS
 	var p *plan.Plan
-	err := r.timed(&d.Plan, func() (err error) { p, err = r.plan(ctx); return err })
+	err := r.timed(&d.Plan, func() (err error) {
+		pctx, end := r.cfg.Span(ctx, "plan", nil)
+		p, err = r.plan(pctx)
+		end(err)
+		return err
+	})
 	if err != nil {
 		return err
 	}

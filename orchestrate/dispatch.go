@@ -229,7 +229,9 @@ func (r *run) dispatch(ctx context.Context) error {
 				return nil
 			}
 			t0 := r.cfg.Now()
-			out, err := r.runSubtask(gctx, j)
+			sctx, end := r.cfg.Span(gctx, "subtask", res)
+			out, err := r.runSubtask(sctx, j)
+			end(err)
 			res.DurationMS = r.cfg.Now().Sub(t0).Milliseconds()
 			if err != nil {
 				res.Status, res.Error = StatusFailed, r.errText(err)

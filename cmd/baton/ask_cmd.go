@@ -20,6 +20,7 @@ import (
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
 	"github.com/baton-dev/baton/skill"
+	"github.com/baton-dev/baton/telemetry"
 	"github.com/baton-dev/baton/tokens"
 )
 
@@ -154,6 +155,19 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	if err != nil {
 		return err
 	}
+	// Traces go out only when an OTLP endpoint is set; the flush at the
+	// end is bounded so that a collector that is down cannot hold the exit.
+	flush, tracer, err := telemetry.Setup(ctx, os.Getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := flush(fctx); err != nil {
+			fmt.Fprintf(stderr, "baton: warning: %v\n", err)
+		}
+	}()
 	docs, err := document.Load(f.docs, cmd.InOrStdin())
 	if err != nil {
 		return err
@@ -239,7 +253,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		default:
 			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
 			cfg.PlannerModel = f.plannerModel
-			cfg.Model, cfg.Redactor = m, sel.Redactor
+			cfg.Model, cfg.Redactor = telemetry.Model(m, tracer, sel.Provider, telemetry.CaptureContent(os.Getenv)), sel.Redactor
 			if sel.Window > 0 {
 				// The server runs every request with this window
 				// (Ollama's num_ctx), so it is the one to check.
@@ -249,7 +263,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 				cfg.Window = sel.Window
 			}
 			if sj != nil {
-				cfg.Model = usageModel{m: m, s: sj}
+				cfg.Model = usageModel{m: cfg.Model, s: sj}
 			}
 		}
 	}
@@ -268,7 +282,10 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		prog = newLiveProgress(stderr, func() int { w, _, _ := term.GetSize(fd); return w })
 		cfg.Progress = prog.event
 	}
-	rec, runErr := orchestrate.Ask(ctx, cfg)
+	cfg.Span = telemetry.Spans(tracer)
+	actx, endAsk := telemetry.StartAsk(ctx, tracer, cfg.Provider, cfg.ModelName)
+	rec, runErr := orchestrate.Ask(actx, cfg)
+	endAsk(rec, runErr)
 	if prog != nil {
 		prog.close()
 	}

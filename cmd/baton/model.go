@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/provider"
+	"github.com/baton-dev/baton/telemetry"
 )
 
 // modelFlags are the provider and call-policy flags every command that
@@ -62,7 +63,7 @@ func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Wri
 	if err != nil {
 		return nil, nil, err
 	}
-	var model llm.Model = llm.WithLimits(sel.LLM, llm.Limits{Concurrency: concurrency, RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm})
+	var model llm.Model = llm.WithLimits(telemetry.Attempts(sel.LLM), llm.Limits{Concurrency: concurrency, RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm})
 	// Parallel sub-agents retry at the same time; the lock keeps their
 	// notices whole lines and keeps a non-file stderr (a buffer, a pipe
 	// wrapper) from being written by two goroutines at once.
