@@ -37,12 +37,12 @@ Runs made before the history existed are added with baton runs import DIR.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown runs command %q (want list, show or import)", args[0])
+				return usageErrorf("unknown runs command %q (want list, show, import or report)", args[0])
 			}
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newRunsListCmd(), newRunsShowCmd(), newRunsImportCmd())
+	cmd.AddCommand(newRunsListCmd(), newRunsShowCmd(), newRunsImportCmd(), newRunsReportCmd())
 	return cmd
 }
 

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/history"
+	"github.com/baton-dev/baton/report"
+)
+
+func newRunsReportCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "report ID [--out FILE.html]",
+		Short: "Write one run of the history as a self-contained HTML report",
+		Long: `Writes one HTML file (inline CSS and SVG, nothing fetched from the network)
+that shows what the run did: for an ask, the plan, a map of which part of
+each document every sub-agent saw, the tokens of each phase against the
+baselines, and a timeline of every call; for a workflow run, its steps,
+the context of every turn against the threshold and the window, the
+resets with their ledger entries, tool calls and cost per step.
+
+ID is a run id or the start of one (baton runs list shows them). The file
+is report-ID.html in the current folder unless --out names another.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHistory(cmd.ErrOrStderr(), func(d *history.DB) error {
+				r, err := d.Find(args[0])
+				if err != nil {
+					return err
+				}
+				var buf bytes.Buffer
+				switch r.Kind {
+				case history.KindRun:
+					err = report.Run(&buf, filepath.Dir(r.Record), report.Options{})
+				default:
+					rec, rerr := history.ReadRecord(r.Record)
+					if rerr != nil {
+						return fmt.Errorf("run %s: %w", r.ID, rerr)
+					}
+					err = report.Ask(&buf, rec, report.Options{})
+				}
+				if err != nil {
+					return fmt.Errorf("run %s: %w", r.ID, err)
+				}
+				path := out
+				if path == "" {
+					path = "report-" + r.ID + ".html"
+				}
+				if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
+					return fmt.Errorf("report: %w", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\n", path)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the HTML file to write (default report-ID.html in the current folder)")
+	return cmd
+}
