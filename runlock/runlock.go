@@ -140,6 +140,28 @@ func Acquire(root string, h Holder) (*Lock, error) {
 	return l, nil
 }
 
+// Check returns a *HeldError naming the holder when another process holds
+// the workspace at root, and nil when it is free (or when it cannot tell:
+// Acquire then reports the problem). It takes nothing and writes nothing,
+// so a command can refuse a busy workspace before it says what it would
+// do; only Acquire's answer is authoritative.
+func Check(root string) error {
+	path := Path(root)
+	if _, err := os.Stat(path); err != nil {
+		return nil // no lock file: no run has ever held this workspace
+	}
+	fl := flock.New(path)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil
+	}
+	if !ok {
+		return &HeldError{Path: path, Holder: readHolder(InfoPath(root))}
+	}
+	_ = fl.Unlock()
+	return nil
+}
+
 // Holder is who holds the lock: this process.
 func (l *Lock) Holder() Holder {
 	l.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,4 +87,38 @@ func TestUnknownHolder(t *testing.T) {
 	if !errors.Is(err, runlock.ErrHeld) || !strings.Contains(err.Error(), "has not said who it is") {
 		t.Errorf("error = %v", err)
 	}
+}
+
+// Check answers without taking the lock or writing: nil on a workspace no
+// run has used and on a released one, the holder on a held one.
+func TestCheckNamesTheHolderAndTakesNothing(t *testing.T) {
+	root := t.TempDir()
+	if err := runlock.Check(root); err != nil {
+		t.Fatalf("Check on a fresh workspace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".baton")); err == nil {
+		t.Error("Check created .baton")
+	}
+	l, err := runlock.Acquire(root, runlock.Holder{Command: "baton run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held *runlock.HeldError
+	if err := runlock.Check(root); !errors.As(err, &held) || held.Holder.PID != os.Getpid() {
+		t.Errorf("Check on a held workspace = %v; want a HeldError naming pid %d", err, os.Getpid())
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := runlock.Check(root); err != nil {
+		t.Errorf("Check after release: %v", err)
+	}
+	if _, err := os.Stat(runlock.InfoPath(root)); err == nil {
+		t.Error("Check wrote the holder's info file")
+	}
+	l2, err := runlock.Acquire(root, runlock.Holder{})
+	if err != nil {
+		t.Fatalf("Acquire after Check: %v", err)
+	}
+	l2.Release()
 }

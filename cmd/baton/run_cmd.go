@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-dev/baton/runlock"
 	"github.com/baton-dev/baton/runner"
 	"github.com/baton-dev/baton/workflow"
 )
@@ -143,6 +144,11 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		}
 	}
 	resuming := resume || (unfinished && !f.fresh)
+	// A workspace another process is running is refused before anything
+	// is said about resuming it; the runner's own lock is what guards it.
+	if err := runlock.Check(wf.Dir); err != nil {
+		return err
+	}
 	if cmd.Flags().Changed("agent-cmd") {
 		if resuming && unfinished {
 			fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
