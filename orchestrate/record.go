@@ -108,6 +108,14 @@ type Record struct {
 	// DurationMS is the whole run; PhaseDurationMS splits it by phase.
 	DurationMS      int64          `json:"duration_ms"`
 	PhaseDurationMS PhaseDurations `json:"phase_duration_ms"`
+	// DocumentMap is each document's size and sections as the run parsed
+	// them (docmap.go), so a report can draw what every slice covered after
+	// the documents are gone or changed. Records before it lack it.
+	DocumentMap []DocumentOutline `json:"document_map,omitempty"`
+	// Calls is every model request sent, in the order they started, with
+	// its times and retries (calls.go); empty in a dry run. Records before
+	// it lack it.
+	Calls []Call `json:"calls"`
 }
 
 // PhaseDurations is the wall time of each phase in milliseconds; 0 for a
