@@ -27,7 +27,8 @@ type DocumentOutline struct {
 	EndLine   int    `json:"end_line"`
 	Lines     int    `json:"lines"`
 	Bytes     int    `json:"bytes"`
-	// Sections are the headings of the document's top MapLevels levels,
+	// Sections are the headings of the document's top MapLevels levels (a
+	// lone title heading above them not counted),
 	// in order, at most MaxMapSections; SectionsOmitted counts the ones
 	// of those levels left out past that bound.
 	Sections        []OutlineSection `json:"sections"`
@@ -92,7 +93,8 @@ func documentMap(doc *slice.Document, text string, sources []string, parts []sli
 	return out
 }
 
-// topLevels is the deepest level kept: the MapLevels smallest levels used.
+// topLevels is the deepest level kept: the MapLevels smallest levels used,
+// not counting a lone title heading.
 func topLevels(hs []slice.Heading) int {
 	var levels []int
 	for _, h := range hs {
@@ -104,7 +106,20 @@ func topLevels(hs []slice.Heading) int {
 		return 0
 	}
 	slices.Sort(levels)
-	return levels[min(MapLevels, len(levels))-1]
+	keep := MapLevels
+	if n := 0; len(levels) > MapLevels {
+		// A lone title heading over the whole document is not a level of
+		// its structure: keep two levels under it.
+		for _, h := range hs {
+			if h.Level == levels[0] {
+				n++
+			}
+		}
+		if n == 1 {
+			keep++
+		}
+	}
+	return levels[min(keep, len(levels))-1]
 }
 
 // lineOffsets maps each wanted 1-based line to the byte offset it starts

@@ -18,7 +18,7 @@ import (
 // each one's line range in the context and its own sections, at their own
 // levels, and every slice's matched range lies inside its document.
 func TestRecordDocumentMapCombined(t *testing.T) {
-	other := "# Notes\n\nIntro.\n\n## Risks\n\nmarker-risks here.\n\n### Deep\n\nx\n"
+	other := "# Notes\n\nIntro.\n\n## Risks\n\nmarker-risks here.\n\n### Deep\n\nx\n\n#### Deeper\n\ny\n"
 	combined, parts := slice.Combine([]slice.NamedDoc{{Name: "report.md", Data: []byte(doc)}, {Name: "notes.md", Data: []byte(other)}})
 	cfg := config(nil)
 	cfg.Context, cfg.Parts, cfg.Sources = string(combined), parts, []string{"report.md", "notes.md"}
@@ -38,13 +38,14 @@ func TestRecordDocumentMapCombined(t *testing.T) {
 	for _, s := range r.Sections {
 		titles = append(titles, fmt.Sprintf("%d %s %d-%d", s.Level, s.Title, s.StartLine, s.EndLine))
 	}
-	// Staffing is a third level: left out. Line numbers are the context's:
-	// the added "# report.md" heading is line 1.
-	want := "1 Quarterly report 2-20|2 Revenue 6-9|2 Costs 10-17|2 Outlook 18-20"
+	// Under a lone title two levels are kept. Line numbers are the
+	// context's: the added "# report.md" heading is line 1.
+	want := "1 Quarterly report 2-20|2 Revenue 6-9|2 Costs 10-17|3 Staffing 14-17|2 Outlook 18-20"
 	if got := strings.Join(titles, "|"); got != want {
 		t.Errorf("report.md sections\n got %s\nwant %s", got, want)
 	}
-	if len(n.Sections) != 2 || n.Sections[1].Title != "Risks" || n.Sections[1].EndLine > n.EndLine {
+	// Deeper, a fourth level, is left out.
+	if len(n.Sections) != 3 || n.Sections[2].Title != "Deep" || n.Sections[2].EndLine != n.EndLine {
 		t.Errorf("notes.md sections %+v", n.Sections)
 	}
 }
