@@ -109,7 +109,7 @@ func TestAskSections(t *testing.T) {
 	}
 	for _, s := range []string{
 		`<td class="fail">failed</td>`, "Subtask 4 failed: gave up after 5 attempts: 529", "Subtask 4: slice fallback",
-		"Planner fallback: auto: fits", "Nowhere → no match", "56.2%", "25.0%", "$0.0123", "built-in list prices",
+		"Planner fallback: auto: fits", "Nowhere → no match", "saves <strong>56.2%</strong>", "saves <strong>25.0%</strong>", "$0.0123", "built-in list prices",
 		"at most <strong>3</strong> in flight", "&lt;b&gt;more&lt;/b&gt;",
 	} {
 		if !strings.Contains(out, s) {

@@ -103,10 +103,10 @@ func askTokens(rec *orchestrate.Record) Section {
 		[]cell{txt("Single-call baseline"), num(int64(a.SingleCallInputTokens))})
 	b.WriteString(htmlTable(fmt.Sprintf("Input tokens counted locally (%s), the chart's figures", orEmpty(a.Counter)), []string{"Phase", "Input tokens"}, rows))
 
-	fmt.Fprintf(&b, "<p>Against the naive baseline this run saves <strong>%s</strong> of the input tokens.", percent(a.SavingsRatio))
+	fmt.Fprintf(&b, "<p>Against the naive baseline (savings_ratio) this run %s.", saving(a.SavingsRatio))
 	switch {
 	case a.SingleCallSavingsRatio != nil:
-		fmt.Fprintf(&b, " Against one call with the whole context it saves <strong>%s</strong>.", percent(*a.SingleCallSavingsRatio))
+		fmt.Fprintf(&b, " Against one call with the whole context (single_call_savings_ratio) it %s.", saving(*a.SingleCallSavingsRatio))
 	case a.Estimate:
 		b.WriteString(" The saving against one call is not stated for an estimate: its synthesis is not counted yet.")
 	}
@@ -165,4 +165,12 @@ func usageTable(rec *orchestrate.Record) string {
 		b.WriteString("<p>No cost: the model has no known price.</p>")
 	}
 	return b.String()
+}
+
+// saving states a savings ratio; a negative one is more tokens, said so.
+func saving(r float64) string {
+	if r < 0 {
+		return "sends <strong>" + percent(-r) + " more</strong> input tokens"
+	}
+	return "saves <strong>" + percent(r) + "</strong> of the input tokens"
 }
