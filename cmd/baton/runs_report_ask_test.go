@@ -180,3 +180,64 @@ func TestRunsReportAskInBrowser(t *testing.T) {
 		t.Errorf("the report's screenshot looks blank: %d colours, %.3f of pixels not background", colours, share)
 	}
 }
+
+// TestRunsReportReadmeDryRun: the README's first command, a dry run, then
+// baton runs report of it: the page still has the plan, the map with every
+// slice and the estimated token figures, and says no model was called.
+func TestRunsReportReadmeDryRun(t *testing.T) {
+	isolateEnv(t)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmdline string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "go run ./cmd/baton ask ") {
+			cmdline = strings.TrimPrefix(line, "go run ./cmd/baton ")
+			break
+		}
+	}
+	args := shellWords(t, cmdline)
+	t.Chdir("../..")
+	runs := t.TempDir()
+	args = append(args[:1], append([]string{"--runs-dir", runs, "--json"}, args[1:]...)...)
+	code, out, errOut := runBaton(t, "", args...)
+	if code != exitOK {
+		t.Fatalf("README command: exit %d\n%s", code, errOut)
+	}
+	rec := decodeRecord(t, out)
+	page := filepath.Join(t.TempDir(), "dry.html")
+	if code, _, errOut := runBaton(t, "", "runs", "report", rec.ID, "--out", page); code != exitOK {
+		t.Fatalf("runs report: exit %d\n%s", code, errOut)
+	}
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(data)
+	matched := 0
+	for _, st := range rec.Subtasks {
+		if st.Slice != nil {
+			matched += len(st.Slice.Matched)
+		}
+	}
+	if !rec.DryRun || matched == 0 || len(rec.DocumentMap) != 1 || len(rec.DocumentMap[0].Sections) < 5 {
+		t.Fatalf("dry run record: dry %v, %d matched ranges, map %+v", rec.DryRun, matched, rec.DocumentMap)
+	}
+	if n := len(domSlice.FindAllString(html, -1)); n != matched {
+		t.Errorf("%d map regions, want %d (one per matched range)", n, matched)
+	}
+	if n := strings.Count(html, `class="section"`); n != len(rec.DocumentMap[0].Sections) {
+		t.Errorf("%d sections drawn, the record has %d", n, len(rec.DocumentMap[0].Sections))
+	}
+	for _, want := range []string{
+		`data-phase="planner" data-tokens="` + fmt.Sprint(rec.Accounting.PlannerInputTokens) + `"`,
+		`data-series="naive" data-tokens="` + fmt.Sprint(rec.Accounting.NaiveInputTokens) + `"`,
+		"Estimates: no model was called", "No model was called, so there is no call to draw",
+		"a real run would use llm", "<td>delegated</td>",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the dry run's report lacks %q", want)
+		}
+	}
+}
