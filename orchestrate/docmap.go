@@ -48,6 +48,10 @@ type OutlineSection struct {
 // already made (doc), without parsing again.
 func documentMap(doc *slice.Document, text string, sources []string, parts []slice.Part) []DocumentOutline {
 	last := doc.NumLines()
+	heads := doc.Outline()
+	if len(parts) == 0 && len(sources) > 1 {
+		parts = combinedParts(heads, sources, last)
+	}
 	combined := len(parts) > 0
 	if !combined {
 		name := "context"
@@ -56,7 +60,6 @@ func documentMap(doc *slice.Document, text string, sources []string, parts []sli
 		}
 		parts = []slice.Part{{Name: name, StartLine: 1, EndLine: last}}
 	}
-	heads := doc.Outline()
 	bounds := make([]int, 0, 2*len(parts))
 	for _, p := range parts {
 		bounds = append(bounds, p.StartLine, p.EndLine+1)
@@ -91,6 +94,32 @@ func documentMap(doc *slice.Document, text string, sources []string, parts []sli
 		out = append(out, d)
 	}
 	return out
+}
+
+// combinedParts finds the documents of a context that slice.Combine made
+// from several sources when the caller did not pass its parts: Combine
+// moves every file's headings down a level, so the level-1 headings are
+// exactly the files' own "# name" headings. Any other shape is not taken
+// for a combination (nil).
+func combinedParts(heads []slice.Heading, sources []string, last int) []slice.Part {
+	var starts []int
+	for _, h := range heads {
+		if h.Level == 1 {
+			starts = append(starts, h.Line)
+		}
+	}
+	if len(starts) != len(sources) || starts[0] != 1 {
+		return nil
+	}
+	parts := make([]slice.Part, len(starts))
+	for i, st := range starts {
+		end := last
+		if i+1 < len(starts) {
+			end = starts[i+1] - 1
+		}
+		parts[i] = slice.Part{Name: sources[i], StartLine: st, EndLine: end}
+	}
+	return parts
 }
 
 // topLevels is the deepest level kept: the MapLevels smallest levels used,

@@ -24,6 +24,13 @@ func TestRecordDocumentMapCombined(t *testing.T) {
 	cfg.Context, cfg.Parts, cfg.Sources = string(combined), parts, []string{"report.md", "notes.md"}
 	cfg.Planner = orchestrate.PlannerRetrieval
 	rec, _ := orchestrate.Ask(context.Background(), cfg)
+	// A caller that passes no parts (the MCP server) gets the same map,
+	// found from the combination's level-1 headings.
+	cfg.Parts = nil
+	again, _ := orchestrate.Ask(context.Background(), cfg)
+	if a, b := fmt.Sprint(rec.DocumentMap), fmt.Sprint(again.DocumentMap); a != b {
+		t.Errorf("without parts the map is\n%s\nwith them\n%s", b, a)
+	}
 	if len(rec.DocumentMap) != 2 {
 		t.Fatalf("document map has %d documents, want 2: %+v", len(rec.DocumentMap), rec.DocumentMap)
 	}
