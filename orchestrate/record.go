@@ -60,6 +60,11 @@ const (
 //     "assumed" for a model baton does not know). A request that would not
 //     fit (see WindowMargin) is never sent: the planner falls back (under
 //     auto), a subtask fails, a synthesis ends the run.
+//   - document_map: each document's line range in the context, its size and
+//     its top sections, the lines slices' matched ranges are numbered in;
+//     calls: every model request with start_ms and end_ms from the run's
+//     start, its attempts and each retry's error and wait. Both are for
+//     the HTML report (baton runs report); records before them lack them.
 type Record struct {
 	ID        string    `json:"id"`
 	StartedAt time.Time `json:"started_at"`
