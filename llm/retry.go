@@ -173,6 +173,9 @@ func (r *Retrying) Generate(ctx context.Context, req *Request) (*Response, error
 		if r.p.OnRetry != nil {
 			r.p.OnRetry(attempt, wait, err)
 		}
+		if fn := retryObserver(ctx); fn != nil {
+			fn(attempt, wait, err)
+		}
 		if serr := r.p.Sleep(ctx, wait); serr != nil {
 			return nil, fmt.Errorf("waiting to retry after %s: %w (last error: %w)",
 				plural(attempt, "attempt"), serr, err)

@@ -69,7 +69,11 @@ type Config struct {
 	Stream       bool
 	// Window, when > 0, is the context window in tokens of every model of
 	// the run, in place of the one tokens.Window knows (--window).
-	Window   int
+	Window int
+	// Parts, when several documents were combined into Context, locates
+	// each (document.Context.Parts); the record's document map draws every
+	// document from it. Without it Context is one document.
+	Parts    []slice.Part
 	Progress func(Event) // called from several goroutines at once
 	// OnText, when set, receives the synthesis as it is written: its
 	// request streams, and every piece of text is passed on as it arrives
@@ -166,6 +170,8 @@ type run struct {
 	slots chan struct{}
 
 	counts textCounts // the context counted once (count.go)
+
+	start time.Time // the run's start, which the calls' times count from
 }
 
 func (r *run) warnf(format string, a ...any) {
@@ -179,7 +185,7 @@ func (r *run) warnf(format string, a ...any) {
 func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	cfg.defaults()
 	start := cfg.Now()
-	r := &run{cfg: cfg, doc: slice.ParseString(cfg.Context)}
+	r := &run{cfg: cfg, doc: slice.ParseString(cfg.Context), start: start}
 	r.rec = &Record{
 		ID:           newRunID(start),
 		StartedAt:    start.UTC(),
@@ -194,7 +200,9 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 		Subtasks:     []SubtaskResult{},
 		Windows:      []ModelWindow{},
 		Warnings:     []string{},
+		Calls:        []Call{},
 	}
+	r.rec.DocumentMap = documentMap(r.doc, cfg.Context, cfg.Sources, cfg.Parts)
 	if r.rec.DryRun {
 		r.rec.Provider, r.rec.Model, r.rec.PlannerModel = "", "", ""
 	}
@@ -205,6 +213,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	r.acct.finish()
 	r.acct.Calibration = r.calib.Summary()
 	r.rec.Accounting = r.acct
+	sortCalls(r.rec.Calls)
 	u := &r.rec.Usage
 	u.Total = u.Planner.Add(u.Subagents).Add(u.Synthesis)
 	r.rec.DurationMS = cfg.Now().Sub(start).Milliseconds()
@@ -332,7 +341,13 @@ func (r *run) call(ctx context.Context, what string, req *llm.Request, n int, us
 	}
 	*counted += n
 	r.rec.ModelCalled = true
-	resp, err := r.cfg.Model.Generate(ctx, req)
+	phase, label := what, ""
+	if what == "plan repair" {
+		phase, label = CallPlanner, what
+	}
+	cctx, done := r.startCall(ctx, phase, -1, label, n)
+	resp, err := r.cfg.Model.Generate(cctx, req)
+	done(resp, err)
 	if resp != nil {
 		*usage = usage.Add(resp.Usage)
 		r.calib.Observe(int64(n), resp.Usage.PromptTokens())

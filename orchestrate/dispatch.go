@@ -325,7 +325,16 @@ func (r *run) subCall(ctx context.Context, j *job, kind int, build func() (*llm.
 		res.PromptTokens += n
 	}
 	r.mu.Unlock()
-	resp, err := generateRecovered(ctx, r.cfg.Model, req)
+	phase := CallSubagent
+	switch kind {
+	case callMap:
+		phase = CallMap
+	case callReduce:
+		phase = CallReduce
+	}
+	cctx, done := r.startCall(ctx, phase, j.i, "", n)
+	resp, err := generateRecovered(cctx, r.cfg.Model, req)
+	done(resp, err)
 	if resp != nil {
 		r.calib.Observe(int64(n), resp.Usage.PromptTokens())
 		r.mu.Lock()

@@ -60,6 +60,11 @@ const (
 //     "assumed" for a model baton does not know). A request that would not
 //     fit (see WindowMargin) is never sent: the planner falls back (under
 //     auto), a subtask fails, a synthesis ends the run.
+//   - document_map: each document's line range in the context, its size and
+//     its top sections, the lines slices' matched ranges are numbered in;
+//     calls: every model request with start_ms and end_ms from the run's
+//     start, its attempts and each retry's error and wait. Both are for
+//     the HTML report (baton runs report); records before them lack them.
 type Record struct {
 	ID        string    `json:"id"`
 	StartedAt time.Time `json:"started_at"`
@@ -108,6 +113,14 @@ type Record struct {
 	// DurationMS is the whole run; PhaseDurationMS splits it by phase.
 	DurationMS      int64          `json:"duration_ms"`
 	PhaseDurationMS PhaseDurations `json:"phase_duration_ms"`
+	// DocumentMap is each document's size and sections as the run parsed
+	// them (docmap.go), so a report can draw what every slice covered after
+	// the documents are gone or changed. Records before it lack it.
+	DocumentMap []DocumentOutline `json:"document_map,omitempty"`
+	// Calls is every model request sent, in the order they started, with
+	// its times and retries (calls.go); empty in a dry run. Records before
+	// it lack it.
+	Calls []Call `json:"calls"`
 }
 
 // PhaseDurations is the wall time of each phase in milliseconds; 0 for a

@@ -59,4 +59,6 @@ func askSummary(rec *orchestrate.Record) Section {
 
 // askSections are the plan, the document map, the token chart and the
 // timeline, each in a file of its own.
-var askSections = func(rec *orchestrate.Record) []Section { return nil }
+func askSections(rec *orchestrate.Record) []Section {
+	return []Section{askPlan(rec), askMap(rec), askTokens(rec), askTimeline(rec)}
+}

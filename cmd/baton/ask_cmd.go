@@ -191,6 +191,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	cfg := orchestrate.Config{
 		Task:        task,
 		Context:     docs.Text,
+		Parts:       docs.Parts,
 		Planner:     f.planner,
 		Skills:      lib,
 		DryRun:      f.dryRun,
