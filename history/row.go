@@ -174,7 +174,10 @@ func FromRunDir(dir string) (Run, error) {
 		}
 		switch e.Type {
 		case runlog.ModelCall:
-			if e.Usage == nil {
+			// A call a resumed step answered from its journal was paid
+			// when it was made; logs from before "replayed" was written
+			// say so in the note, with the usage repeated.
+			if e.Usage == nil || e.Replayed || e.Note == replayedNote {
 				continue
 			}
 			u := llm.Usage{InputTokens: int64(e.Usage.InputTokens), OutputTokens: int64(e.Usage.OutputTokens),
@@ -221,6 +224,10 @@ func FromRunDir(dir string) (Run, error) {
 	r.Title = workflowName(ws, id)
 	return r, nil
 }
+
+// replayedNote is the note the runner puts on a model_call answered from
+// the step journal.
+const replayedNote = "answered from the step journal"
 
 // workflowName names the workflow a run of workspace ws ran: the file
 // .baton/current.json names while it describes this run, else baton.yaml;

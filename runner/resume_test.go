@@ -158,6 +158,50 @@ func TestKilledRunResumesWithoutPayingTwice(t *testing.T) {
 	if _, ok := runner.Unfinished(load(t, dir)); ok {
 		t.Error("the run is still marked unfinished")
 	}
+	// The log says what was paid: one model_call with usage per request a
+	// living baton got an answer to (all but the one in flight at the
+	// kill), and the calls answered from the journal marked as replayed,
+	// without usage, so that summing the log does not pay them twice.
+	paidEvents, replayedEvents := loggedCalls(t, dir)
+	if want := s.Count() - 1; paidEvents != want {
+		t.Errorf("run log has %d paid model_call events, want %d (requests answered to a living baton)", paidEvents, want)
+	}
+	if replayedEvents == 0 || replayedEvents > res.Replayed {
+		t.Errorf("run log has %d replayed model_call events; the result says %d calls were answered from the journal", replayedEvents, res.Replayed)
+	}
+	if refPaid, _ := loggedCalls(t, ref); refPaid != refServer.Count() {
+		t.Errorf("uninterrupted run log has %d paid model_call events, want %d", refPaid, refServer.Count())
+	}
+}
+
+// loggedCalls counts the model_call events of the run in dir's log that
+// carry usage (paid) and those marked as answered from the journal.
+func loggedCalls(t *testing.T, dir string) (paid, replayed int) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", "*", "events.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("want one run log in %s, found %v", dir, logs)
+	}
+	events, _, err := runlog.Read(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.Type != runlog.ModelCall {
+			continue
+		}
+		if e.Replayed {
+			replayed++
+			if e.Usage != nil {
+				t.Errorf("replayed model_call at line %d carries usage %+v", e.Line, *e.Usage)
+			}
+			continue
+		}
+		if e.Usage != nil {
+			paid++
+		}
+	}
+	return paid, replayed
 }
 
 func clipBody(b []byte) string {

@@ -86,9 +86,12 @@ func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Respon
 		s.r.result.Replayed++
 	}
 	s.r.mu.Unlock()
-	ev := s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), ContextTokens: budget.ContextTokens(resp.Usage)})
+	ev := s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), ContextTokens: budget.ContextTokens(resp.Usage),
+		Turn: s.turns, Subagent: req.System == subagentSystem})
 	if replayed {
-		ev.Note = "answered from the step journal"
+		// Logged with its usage when it was made: logging it again would
+		// pay it twice for whoever sums the log.
+		ev.Note, ev.Replayed, ev.Usage = "answered from the step journal", true, nil
 	}
 	s.r.event(ev)
 	return resp, hash, nil
