@@ -44,7 +44,9 @@
 //	                     "compact"), ledger_time (the heading time of the ledger
 //	                     entry the new session was seeded from),
 //	                     context_tokens, window_tokens, context_fraction
-//	                     (context_tokens / window_tokens at the reset)
+//	                     (context_tokens / window_tokens at the reset),
+//	                     replayed (true when a resumed step took the reset
+//	                     from its journal: it was logged when it happened)
 //	resume               from ("ledger" | "transcript" | "memory" | ...),
 //	                     ledger_time
 //	ledger_written       ledger_path, ledger_time, complete (true | false),

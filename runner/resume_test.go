@@ -169,14 +169,28 @@ func TestKilledRunResumesWithoutPayingTwice(t *testing.T) {
 	if replayedEvents == 0 || replayedEvents > res.Replayed {
 		t.Errorf("run log has %d replayed model_call events; the result says %d calls were answered from the journal", replayedEvents, res.Replayed)
 	}
+	if got, want := loggedResets(t, dir), loggedResets(t, ref); got != want || want == 0 {
+		t.Errorf("run log has %d resets not marked replayed; the uninterrupted run has %d", got, want)
+	}
 	if refPaid, _ := loggedCalls(t, ref); refPaid != refServer.Count() {
 		t.Errorf("uninterrupted run log has %d paid model_call events, want %d", refPaid, refServer.Count())
 	}
 }
 
-// loggedCalls counts the model_call events of the run in dir's log that
-// carry usage (paid) and those marked as answered from the journal.
-func loggedCalls(t *testing.T, dir string) (paid, replayed int) {
+// loggedResets counts the resets of the run in dir's log that happened in
+// it, not replayed from a step journal.
+func loggedResets(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, e := range runEvents(t, dir) {
+		if e.Type == runlog.Reset && !e.Replayed {
+			n++
+		}
+	}
+	return n
+}
+
+func runEvents(t *testing.T, dir string) []runlog.Event {
 	t.Helper()
 	logs, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", "*", "events.jsonl"))
 	if len(logs) != 1 {
@@ -186,7 +200,14 @@ func loggedCalls(t *testing.T, dir string) (paid, replayed int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range events {
+	return events
+}
+
+// loggedCalls counts the model_call events of the run in dir's log that
+// carry usage (paid) and those marked as answered from the journal.
+func loggedCalls(t *testing.T, dir string) (paid, replayed int) {
+	t.Helper()
+	for _, e := range runEvents(t, dir) {
 		if e.Type != runlog.ModelCall {
 			continue
 		}

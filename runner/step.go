@@ -315,8 +315,10 @@ func (s *stepRun) reset(ctx context.Context, req *llm.Request, d budget.Decision
 	if es, _, err := ledger.Parse([]byte(rendered), s.r.wf.Ledger); err == nil && len(es) > 0 {
 		lt = es[0].Time
 	}
+	// A reset the journal answered was logged when it happened: marked
+	// replayed, it is not counted twice.
 	s.r.event(s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
-		ContextTokens: d.Projected, Mode: "fresh_session", Note: note}))
+		ContextTokens: d.Projected, Mode: "fresh_session", Note: note, Replayed: replayed}))
 	s.r.mu.Lock()
 	s.r.result.Resets++
 	s.r.mu.Unlock()
