@@ -37,7 +37,7 @@ func runContextSection(v *runView) Section {
 	b.WriteString(runContextChart(v))
 	rows := make([][]string, 0, len(v.calls))
 	for _, c := range v.calls {
-		rows = append(rows, []string{strconv.Itoa(c.n), c.ev.Step, c.ev.Skill, runTurnText(c.ev.Turn), runNum(c.context), runNum(c.baseline), strconv.Itoa(c.ev.Line)})
+		rows = append(rows, []string{strconv.Itoa(c.n), c.step, c.skill, runTurnText(c.turn), runNum(c.context), runNum(c.baseline), strconv.Itoa(c.line)})
 	}
 	table := Table("The figures of the chart", []string{"Call", "Step", "Skill", "Turn", "Context tokens", "One continuous session (modelled)", "Log line"}, rows)
 	if len(rows) > 40 {
@@ -76,11 +76,11 @@ func runContextChart(v *runView) string {
 	for _, c := range v.calls {
 		x := ctxChartLeft + float64(c.n-1)*slot + (slot-barW)/2
 		tip := fmt.Sprintf("call %d · step %s (%s), turn %s: %s tokens sent; one continuous session (modelled): %s",
-			c.n, c.ev.Step, c.ev.Skill, runTurnText(c.ev.Turn), runNum(c.context), runNum(c.baseline))
+			c.n, c.step, c.skill, runTurnText(c.turn), runNum(c.context), runNum(c.baseline))
 		s.Rect(x, y(c.context), barW, y(0)-y(c.context), ctxColorBar, tip, Attrs{
-			{"class", "ctx-point"}, {"data-call", strconv.Itoa(c.n)}, {"data-step", c.ev.Step}, {"data-skill", c.ev.Skill},
-			{"data-turn", strconv.Itoa(c.ev.Turn)}, {"data-context-tokens", strconv.Itoa(c.context)},
-			{"data-baseline-tokens", strconv.Itoa(c.baseline)}, {"data-line", strconv.Itoa(c.ev.Line)},
+			{"class", "ctx-point"}, {"data-call", strconv.Itoa(c.n)}, {"data-step", c.step}, {"data-skill", c.skill},
+			{"data-turn", strconv.Itoa(c.turn)}, {"data-context-tokens", strconv.Itoa(c.context)},
+			{"data-baseline-tokens", strconv.Itoa(c.baseline)}, {"data-line", strconv.Itoa(c.line)},
 		})
 	}
 	if v.threshold > 0 {

@@ -59,10 +59,11 @@ type runToolCount struct {
 
 // runCtxCall is one point of the context chart.
 type runCtxCall struct {
-	n        int // 1-based position among the chart's calls
-	ev       runlog.Event
-	context  int
-	baseline int // the continuous-session baseline of the call (modelled)
+	n           int // 1-based position among the chart's calls
+	step, skill string
+	turn, line  int
+	context     int
+	baseline    int // the continuous-session baseline of the call (modelled)
 }
 
 // runStatusUnfinished is the status of a run whose log has no end yet.
@@ -74,10 +75,18 @@ func buildRunView(events []runlog.Event) *runView {
 		return v
 	}
 	v.id, v.started = events[0].Run, events[0].Time
-	var own []runlog.Event
-	for _, e := range events {
-		if e.Run == v.id {
-			own = append(own, e)
+	own := events
+	for i, e := range events {
+		if e.Run != v.id {
+			// Copied only when the log holds another run's events.
+			own = make([]runlog.Event, 0, len(events))
+			own = append(own, events[:i]...)
+			for _, e := range events[i:] {
+				if e.Run == v.id {
+					own = append(own, e)
+				}
+			}
+			break
 		}
 	}
 	v.continuous = runlog.ContinuousSession(own)
@@ -142,7 +151,8 @@ func buildRunView(events []runlog.Event) *runView {
 				}
 			}
 			if b, ok := baseline[e.Line]; ok && !e.Subagent {
-				v.calls = append(v.calls, runCtxCall{n: len(v.calls) + 1, ev: e, context: b.Sent, baseline: b.Baseline()})
+				v.calls = append(v.calls, runCtxCall{n: len(v.calls) + 1, step: e.Step, skill: e.Skill, turn: e.Turn, line: e.Line,
+					context: b.Sent, baseline: b.Baseline()})
 			}
 			if e.Replayed || e.Note == "answered from the step journal" || e.Usage == nil {
 				continue
@@ -206,7 +216,7 @@ func buildRunView(events []runlog.Event) *runView {
 func (v *runView) resetAfter(r runlog.Event) int {
 	n := 0
 	for _, c := range v.calls {
-		if c.ev.Line < r.Line {
+		if c.line < r.Line {
 			n = c.n
 		}
 	}
