@@ -227,7 +227,9 @@ CREATE TABLE IF NOT EXISTS runs (
 	duration_ms INTEGER NOT NULL,
 	dir TEXT NOT NULL,
 	record TEXT NOT NULL,
-	started_at INTEGER NOT NULL
+	started_at INTEGER NOT NULL,
+	continuous_input_tokens INTEGER NOT NULL DEFAULT 0,
+	continuous_savings REAL
 );
 CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
 -- porter: a search for "pools" finds "pool", "exhausted" finds "exhaust".
@@ -254,7 +256,81 @@ func (d *DB) migrate() error {
 	case v > SchemaVersion:
 		return fmt.Errorf("%w (schema %d; this baton knows %d)", ErrNewerSchema, v, SchemaVersion)
 	}
-	return tx.Commit()
+	added, err := addColumns(tx)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if added {
+		d.refreshRuns()
+	}
+	return nil
+}
+
+// addedColumns are the columns added to runs since schema 1. They are added
+// in place, without a new schema version, so that an older baton still
+// opens the database: it names its columns and never sees these.
+var addedColumns = []struct{ name, decl string }{
+	{"continuous_input_tokens", "INTEGER NOT NULL DEFAULT 0"},
+	{"continuous_savings", "REAL"},
+}
+
+// addColumns adds the columns a database made before them lacks, and
+// reports whether it added any.
+func addColumns(tx *sql.Tx) (bool, error) {
+	rows, err := tx.Query(`SELECT name FROM pragma_table_info('runs')`)
+	if err != nil {
+		return false, err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return false, err
+		}
+		have[name] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	added := false
+	for _, c := range addedColumns {
+		if have[c.name] {
+			continue
+		}
+		if _, err := tx.Exec(`ALTER TABLE runs ADD COLUMN ` + c.name + ` ` + c.decl); err != nil {
+			return false, err
+		}
+		added = true
+	}
+	return added, nil
+}
+
+// refreshRuns re-reads the workflow runs' logs into their rows, for the
+// columns just added. A log that is gone or unreadable keeps its row as it
+// was: the figures are a cache, and the next index of the run fills them.
+func (d *DB) refreshRuns() {
+	rows, err := d.db.Query(`SELECT record FROM runs WHERE kind = ?`, KindRun)
+	if err != nil {
+		return
+	}
+	var logs []string
+	for rows.Next() {
+		var p string
+		if rows.Scan(&p) == nil {
+			logs = append(logs, p)
+		}
+	}
+	rows.Close()
+	for _, p := range logs {
+		if r, err := FromRunDir(filepath.Dir(p)); err == nil {
+			d.Put(r)
+		}
+	}
 }
 
 // damaged says whether err means the file is not a usable database.

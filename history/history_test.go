@@ -164,6 +164,20 @@ func TestFromRunDir(t *testing.T) {
 		r.DurationMS != 9000 || r.Model != "claude-sonnet-4-5" || strings.Join(r.Skills, " ") != "draft review" || r.CostUSD == nil {
 		t.Errorf("row = %+v", r)
 	}
+	// A resumed run's calls answered from the journal were paid once, when
+	// first made: marked replayed (or, in older logs, only noted) they add
+	// nothing.
+	resumed := writeRunLog(t, work, "r3", []runlog.Event{
+		{Time: t0, Type: runlog.RunStart},
+		{Time: t0.Add(time.Second), Type: runlog.ModelCall, Model: "claude-sonnet-4-5", Usage: use(1000, 100)},
+		{Time: t0.Add(2 * time.Second), Type: runlog.Resume},
+		{Time: t0.Add(3 * time.Second), Type: runlog.ModelCall, Model: "claude-sonnet-4-5", Replayed: true, ContextTokens: 1000},
+		{Time: t0.Add(4 * time.Second), Type: runlog.ModelCall, Model: "claude-sonnet-4-5", Usage: use(1000, 100), Note: "answered from the step journal"},
+		{Time: t0.Add(5 * time.Second), Type: runlog.ModelCall, Model: "claude-sonnet-4-5", Usage: use(1500, 10)},
+	})
+	if r, err := history.FromRunDir(resumed); err != nil || r.InputTokens != 2500 || r.OutputTokens != 110 {
+		t.Errorf("resumed run: %d in, %d out (%v); want 2500 in, 110 out", r.InputTokens, r.OutputTokens, err)
+	}
 	// An agent command's steps have no price: the run has no cost.
 	agent := writeRunLog(t, work, "r2", []runlog.Event{
 		{Time: t0, Type: runlog.RunStart},

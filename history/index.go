@@ -10,7 +10,8 @@ import (
 )
 
 const columns = `id, kind, status, title, answer, skills, error, provider, model, input_tokens, output_tokens,
-	cache_read_tokens, cache_write_tokens, naive_savings, single_call_savings, cost_usd, duration_ms, dir, record, started_at`
+	cache_read_tokens, cache_write_tokens, naive_savings, single_call_savings, cost_usd, duration_ms, dir, record, started_at,
+	continuous_input_tokens, continuous_savings`
 
 // Put adds r to the index, or replaces the row of the same id, and its
 // full-text entry with it.
@@ -32,17 +33,18 @@ func (d *DB) Put(r Run) error {
 func put(tx *sql.Tx, r Run) error {
 	skills := strings.Join(r.Skills, " ")
 	// An upsert keeps the row's rowid, which is the key of its text entry.
-	_, err := tx.Exec(`INSERT INTO runs (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	_, err := tx.Exec(`INSERT INTO runs (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(id) DO UPDATE SET kind=excluded.kind, status=excluded.status, title=excluded.title,
 		answer=excluded.answer, skills=excluded.skills, error=excluded.error, provider=excluded.provider, model=excluded.model,
 		input_tokens=excluded.input_tokens, output_tokens=excluded.output_tokens,
 		cache_read_tokens=excluded.cache_read_tokens, cache_write_tokens=excluded.cache_write_tokens,
 		naive_savings=excluded.naive_savings, single_call_savings=excluded.single_call_savings,
 		cost_usd=excluded.cost_usd, duration_ms=excluded.duration_ms, dir=excluded.dir,
-		record=excluded.record, started_at=excluded.started_at`,
+		record=excluded.record, started_at=excluded.started_at,
+		continuous_input_tokens=excluded.continuous_input_tokens, continuous_savings=excluded.continuous_savings`,
 		r.ID, r.Kind, r.Status, r.Title, r.Answer, skills, r.Error, r.Provider, r.Model, r.InputTokens, r.OutputTokens,
 		r.CacheReadTokens, r.CacheWriteTokens, r.NaiveSavings, r.SingleCallSavings, r.CostUSD, r.DurationMS,
-		r.Dir, r.Record, r.StartedAt.UnixMilli())
+		r.Dir, r.Record, r.StartedAt.UnixMilli(), r.ContinuousSessionInputTokens, r.ContinuousSessionSavings)
 	if err != nil {
 		return err
 	}
@@ -132,15 +134,16 @@ func scan(s scanner) (Run, error) {
 	var r Run
 	var skills string
 	var started int64
-	var naive, single, cost sql.NullFloat64
+	var naive, single, cost, continuous sql.NullFloat64
 	err := s.Scan(&r.ID, &r.Kind, &r.Status, &r.Title, &r.Answer, &skills, &r.Error, &r.Provider, &r.Model,
 		&r.InputTokens, &r.OutputTokens, &r.CacheReadTokens, &r.CacheWriteTokens, &naive, &single, &cost,
-		&r.DurationMS, &r.Dir, &r.Record, &started)
+		&r.DurationMS, &r.Dir, &r.Record, &started, &r.ContinuousSessionInputTokens, &continuous)
 	if err != nil {
 		return Run{}, err
 	}
 	r.Skills = strings.Fields(skills)
 	r.NaiveSavings, r.SingleCallSavings, r.CostUSD = ptr(naive), ptr(single), ptr(cost)
+	r.ContinuousSessionSavings = ptr(continuous)
 	r.StartedAt = time.UnixMilli(started).UTC()
 	return r, nil
 }

@@ -58,6 +58,13 @@ type Run struct {
 	// one call with it); nil where the record has none (a run, a dry run).
 	NaiveSavings      *float64 `json:"naive_savings_ratio"`
 	SingleCallSavings *float64 `json:"single_call_savings_ratio"`
+	// ContinuousSessionInputTokens and ContinuousSessionSavings are a
+	// workflow run's modelled baseline (runlog.ContinuousSession): the
+	// input one session that drops nothing would have sent, and the share
+	// of it the run did not send; zero and nil for an ask, or a run
+	// without a paid call of known context.
+	ContinuousSessionInputTokens int64    `json:"continuous_session_input_tokens,omitempty"`
+	ContinuousSessionSavings     *float64 `json:"continuous_session_savings_ratio"`
 	// CostUSD is nil when a model has no price.
 	CostUSD    *float64  `json:"cost_usd"`
 	DurationMS int64     `json:"duration_ms"`
@@ -143,7 +150,8 @@ func workDir(runsDir string) string {
 // (<workspace>/.baton/runs/<id>), read from the run log alone so that a
 // rebuild gives the row the run's own hook gave. Tokens sum the model_call
 // events (what was paid, replayed calls not counted again); cost prices
-// them at the built-in list prices.
+// them at the built-in list prices; the continuous-session baseline is
+// modelled from the same events.
 func FromRunDir(dir string) (Run, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -165,16 +173,21 @@ func FromRunDir(dir string) (Run, error) {
 	var cost float64
 	var models []string
 	var last time.Time
+	var own []runlog.Event
 	for _, e := range events {
 		if e.Run != id {
 			continue
 		}
+		own = append(own, e)
 		if e.Time.After(last) {
 			last = e.Time
 		}
 		switch e.Type {
 		case runlog.ModelCall:
-			if e.Usage == nil {
+			// A call a resumed step answered from its journal was paid
+			// when it was made; logs from before "replayed" was written
+			// say so in the note, with the usage repeated.
+			if e.Usage == nil || e.Replayed || e.Note == replayedNote {
 				continue
 			}
 			u := llm.Usage{InputTokens: int64(e.Usage.InputTokens), OutputTokens: int64(e.Usage.OutputTokens),
@@ -213,6 +226,10 @@ func FromRunDir(dir string) (Run, error) {
 			}
 		}
 	}
+	if c := runlog.ContinuousSession(own); c.InputTokens > 0 {
+		ratio, _ := c.SavingsRatio()
+		r.ContinuousSessionInputTokens, r.ContinuousSessionSavings = int64(c.InputTokens), &ratio
+	}
 	r.Model = strings.Join(models, ",")
 	if priced && len(models) > 0 {
 		r.CostUSD = &cost
@@ -221,6 +238,10 @@ func FromRunDir(dir string) (Run, error) {
 	r.Title = workflowName(ws, id)
 	return r, nil
 }
+
+// replayedNote is the note the runner puts on a model_call answered from
+// the step journal.
+const replayedNote = "answered from the step journal"
 
 // workflowName names the workflow a run of workspace ws ran: the file
 // .baton/current.json names while it describes this run, else baton.yaml;

@@ -44,13 +44,17 @@
 //	                     "compact"), ledger_time (the heading time of the ledger
 //	                     entry the new session was seeded from),
 //	                     context_tokens, window_tokens, context_fraction
-//	                     (context_tokens / window_tokens at the reset)
+//	                     (context_tokens / window_tokens at the reset),
+//	                     replayed (true when a resumed step took the reset
+//	                     from its journal: it was logged when it happened)
 //	resume               from ("ledger" | "transcript" | "memory" | ...),
 //	                     ledger_time
 //	ledger_written       ledger_path, ledger_time, complete (true | false),
 //	                     missing (the fields an incomplete entry lacked)
 //	subagent_return      tokens, contract_tokens, action ("accepted" |
-//	                     "re_requested" | "truncated" | "ingested_oversize")
+//	                     "re_requested" | "truncated" | "ingested_oversize"),
+//	                     spill_path (the file that keeps the whole return when
+//	                     it was over its bound), note (the sub-agent's goal)
 //	step_start           skill, step
 //	step_end             skill, step, input_hash (content hash of the step's
 //	                     inputs), usage, status ("ok" | "failed" |
@@ -58,10 +62,22 @@
 //	                     interrupted one resumes under its own step id), note
 //	                     (for a failure: its kind first, such as
 //	                     "provider_unavailable: …" or "max_turns: …")
-//	model_call           model, input_hash, usage
+//	model_call           model, input_hash, usage, context_tokens (what the
+//	                     request sent: input + cache read + cache write
+//	                     tokens), turn (the step's turn, from 1), subagent
+//	                     (true for a sub-agent's call, whose context is its
+//	                     own), replayed (true for a call a resumed step
+//	                     answered from its journal: it carries no usage,
+//	                     since it was logged and paid when first made), note
+//	tool_call            tool (its name), status ("ok" | "error"), note (the
+//	                     start of the error), turn, subagent, replayed (true
+//	                     when a resumed step took the result from its
+//	                     journal: the call was logged when it ran)
 //
 // usage is an object: input_tokens, output_tokens, cache_read_tokens,
-// cache_write_tokens.
+// cache_write_tokens. Summing the usage of model_call events gives what the
+// run paid; logs written before replayed existed also carry usage on a
+// replayed call (its note says "answered from the step journal").
 package runlog
 
 import (
@@ -93,6 +109,7 @@ const (
 	StepStart          = "step_start"
 	StepEnd            = "step_end"
 	ModelCall          = "model_call"
+	ToolCall           = "tool_call"
 )
 
 // Values of Event.Decision, Event.Reason, Event.From and Event.Action.
@@ -113,6 +130,9 @@ const (
 	ActionReRequested      = "re_requested"
 	ActionTruncated        = "truncated"
 	ActionIngestedOversize = "ingested_oversize"
+
+	ToolOK    = "ok"
+	ToolError = "error"
 )
 
 // Usage is what a provider reported for a call or a step.
@@ -163,6 +183,19 @@ type Event struct {
 	Model     string `json:"model,omitempty"`
 	InputHash string `json:"input_hash,omitempty"`
 	Usage     *Usage `json:"usage,omitempty"`
+
+	// Turn is the step's turn (1-based) a model or tool call belongs to.
+	Turn int `json:"turn,omitempty"`
+	// Subagent marks a call a sub-agent made: its context is the
+	// sub-agent's own session, not the step's.
+	Subagent bool `json:"subagent,omitempty"`
+	// Replayed marks a call a resumed step answered from its journal: it
+	// was logged and paid when it was first made, so it carries no usage.
+	Replayed bool   `json:"replayed,omitempty"`
+	Tool     string `json:"tool,omitempty"`
+	// SpillPath is the workspace-relative file that holds a sub-agent's
+	// whole return when it went over its bound.
+	SpillPath string `json:"spill_path,omitempty"`
 
 	// Session is the baton process that wrote the event (the run lock's
 	// holder session): a resumed run's events carry a new one, and events

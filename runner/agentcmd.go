@@ -475,6 +475,7 @@ func (s *stepRun) runAgentCmd(ctx context.Context, system, user string) (string,
 		Note: "external agent process: its token usage is unknown and counted as zero"})
 	if replayed {
 		ev.Note = "external agent output answered from the step journal; usage unknown, counted as zero"
+		ev.Replayed = true
 		s.r.mu.Lock()
 		s.r.result.Replayed++
 		s.r.mu.Unlock()

@@ -106,6 +106,11 @@ func TestSubagentReturnsAreBounded(t *testing.T) {
 	for _, e := range eventsOf(t, dir, res.RunID) {
 		if e.Type == runlog.SubagentReturn {
 			actions[strings.Fields(e.Note)[0]] = e.Action
+			// Both returns were over their bound: the log names the file
+			// that keeps each whole.
+			if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(e.SpillPath))); e.SpillPath == "" || err != nil || !strings.Contains(string(data), "a finding with many words") {
+				t.Errorf("sub-agent return %q: spill_path %q does not hold the whole return (%v)", e.Note, e.SpillPath, err)
+			}
 		}
 	}
 	if actions["obedient:"] != runlog.ActionReRequested || actions["stubborn:"] != runlog.ActionTruncated {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/workspace"
 )
 
@@ -102,6 +104,7 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 			if own {
 				s.toolEnd(c, out)
 			}
+			s.logTool(c, out, !own, true)
 			outs = append(outs, out)
 			continue
 		}
@@ -132,9 +135,21 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 		if err := s.j.recordTool(key, rec); err != nil {
 			return nil, err
 		}
+		s.logTool(c, out, !own, false)
 		outs = append(outs, out)
 	}
 	return outs, nil
+}
+
+// logTool writes the tool_call event of call c: its name, whether it
+// failed, and whether a resumed step took it from the journal.
+func (s *stepRun) logTool(c llm.ToolCall, out toolOutcome, subagent, replayed bool) {
+	ev := s.stepEvent(runlog.Event{Type: runlog.ToolCall, Tool: c.Name, Status: runlog.ToolOK, Turn: s.turns, Subagent: subagent, Replayed: replayed})
+	if out.result.IsError {
+		ev.Status = runlog.ToolError
+		ev.Note = clip(strings.TrimPrefix(out.result.Content, llm.ErrorPrefix), 200)
+	}
+	s.r.event(ev)
 }
 
 // holds reports whether the file rel already holds content, through the

@@ -158,6 +158,71 @@ func TestKilledRunResumesWithoutPayingTwice(t *testing.T) {
 	if _, ok := runner.Unfinished(load(t, dir)); ok {
 		t.Error("the run is still marked unfinished")
 	}
+	// The log says what was paid: one model_call with usage per request a
+	// living baton got an answer to (all but the one in flight at the
+	// kill), and the calls answered from the journal marked as replayed,
+	// without usage, so that summing the log does not pay them twice.
+	paidEvents, replayedEvents := loggedCalls(t, dir)
+	if want := s.Count() - 1; paidEvents != want {
+		t.Errorf("run log has %d paid model_call events, want %d (requests answered to a living baton)", paidEvents, want)
+	}
+	if replayedEvents == 0 || replayedEvents > res.Replayed {
+		t.Errorf("run log has %d replayed model_call events; the result says %d calls were answered from the journal", replayedEvents, res.Replayed)
+	}
+	if got, want := loggedResets(t, dir), loggedResets(t, ref); got != want || want == 0 {
+		t.Errorf("run log has %d resets not marked replayed; the uninterrupted run has %d", got, want)
+	}
+	if refPaid, _ := loggedCalls(t, ref); refPaid != refServer.Count() {
+		t.Errorf("uninterrupted run log has %d paid model_call events, want %d", refPaid, refServer.Count())
+	}
+}
+
+// loggedResets counts the resets of the run in dir's log that happened in
+// it, not replayed from a step journal.
+func loggedResets(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, e := range runEvents(t, dir) {
+		if e.Type == runlog.Reset && !e.Replayed {
+			n++
+		}
+	}
+	return n
+}
+
+func runEvents(t *testing.T, dir string) []runlog.Event {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", "*", "events.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("want one run log in %s, found %v", dir, logs)
+	}
+	events, _, err := runlog.Read(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// loggedCalls counts the model_call events of the run in dir's log that
+// carry usage (paid) and those marked as answered from the journal.
+func loggedCalls(t *testing.T, dir string) (paid, replayed int) {
+	t.Helper()
+	for _, e := range runEvents(t, dir) {
+		if e.Type != runlog.ModelCall {
+			continue
+		}
+		if e.Replayed {
+			replayed++
+			if e.Usage != nil {
+				t.Errorf("replayed model_call at line %d carries usage %+v", e.Line, *e.Usage)
+			}
+			continue
+		}
+		if e.Usage != nil {
+			paid++
+		}
+	}
+	return paid, replayed
 }
 
 func clipBody(b []byte) string {

@@ -258,6 +258,32 @@ func TestExampleWorkflowEndToEnd(t *testing.T) {
 			if f := ledger.Lint(events, entries, nil); len(f) != 0 {
 				t.Errorf("lint findings on a clean run: %v", f)
 			}
+			// Every model call of a step names its turn, and every tool
+			// call the model asked for is logged under its name.
+			calls, subCalls, tools := 0, 0, map[string]int{}
+			for _, e := range events {
+				switch e.Type {
+				case runlog.ModelCall:
+					calls++
+					if e.Turn < 1 || e.ContextTokens <= 0 || e.Usage == nil || e.Replayed {
+						t.Errorf("model_call at line %d: turn %d, context %d, usage %v, replayed %v", e.Line, e.Turn, e.ContextTokens, e.Usage, e.Replayed)
+					}
+					if e.Subagent {
+						subCalls++
+					}
+				case runlog.ToolCall:
+					tools[e.Tool]++
+					if e.Turn < 1 || e.Step == "" || (e.Status != runlog.ToolOK && e.Status != runlog.ToolError) {
+						t.Errorf("tool_call at line %d: %+v", e.Line, e)
+					}
+				}
+			}
+			if calls != len(reqs) || subCalls != subs {
+				t.Errorf("model_call events %d (%d of sub-agents), requests %d (%d of sub-agents)", calls, subCalls, len(reqs), subs)
+			}
+			if tools["dispatch_agents"] != 1 || tools["finish"] == 0 {
+				t.Errorf("tool_call events by name %v", tools)
+			}
 			if res.Usage != s.TotalUsage() {
 				t.Errorf("usage %+v != server %+v", res.Usage, s.TotalUsage())
 			}

@@ -86,9 +86,12 @@ func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Respon
 		s.r.result.Replayed++
 	}
 	s.r.mu.Unlock()
-	ev := s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), ContextTokens: budget.ContextTokens(resp.Usage)})
+	ev := s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), ContextTokens: budget.ContextTokens(resp.Usage),
+		Turn: s.turns, Subagent: req.System == subagentSystem})
 	if replayed {
-		ev.Note = "answered from the step journal"
+		// Logged with its usage when it was made: logging it again would
+		// pay it twice for whoever sums the log.
+		ev.Note, ev.Replayed, ev.Usage = "answered from the step journal", true, nil
 	}
 	s.r.event(ev)
 	return resp, hash, nil
@@ -312,8 +315,10 @@ func (s *stepRun) reset(ctx context.Context, req *llm.Request, d budget.Decision
 	if es, _, err := ledger.Parse([]byte(rendered), s.r.wf.Ledger); err == nil && len(es) > 0 {
 		lt = es[0].Time
 	}
+	// A reset the journal answered was logged when it happened: marked
+	// replayed, it is not counted twice.
 	s.r.event(s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
-		ContextTokens: d.Projected, Mode: "fresh_session", Note: note}))
+		ContextTokens: d.Projected, Mode: "fresh_session", Note: note, Replayed: replayed}))
 	s.r.mu.Lock()
 	s.r.result.Resets++
 	s.r.mu.Unlock()

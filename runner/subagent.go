@@ -117,7 +117,8 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 		// Nothing is lost: the whole answer is kept in a spill file and the
 		// parent gets its path and size with whatever it receives.
 		full := text
-		pointer := s.spillAnswer(full, n)
+		pointer, spilled := s.spillAnswer(full, n)
+		ev.SpillPath = spilled
 		req.ToolChoice = llm.ToolChoiceNone
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
 			"Your answer is %d tokens; the limit is %d. Rewrite it as a condensed summary within the limit: keep findings and evidence pointers, drop working notes.", n, contract)})
@@ -146,15 +147,16 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 }
 
 // spillAnswer keeps a sub-agent's whole answer of n tokens in a spill file
-// and returns the pointer the parent receives with the bounded answer.
-func (s *stepRun) spillAnswer(full string, n int) string {
+// and returns the pointer the parent receives with the bounded answer, and
+// the file's workspace-relative path ("" when it could not be written).
+func (s *stepRun) spillAnswer(full string, n int) (string, string) {
 	f, err := s.r.spillDir().Write(fmt.Sprintf("%03d-subagent", s.seq), []byte(full))
 	if err != nil {
 		s.warn(fmt.Sprintf("a sub-agent's answer of %d bytes could not be kept in full: %v", len(full), err))
-		return fmt.Sprintf("\n[baton: the sub-agent's full answer (%d tokens) could not be kept: %v]", n, err)
+		return fmt.Sprintf("\n[baton: the sub-agent's full answer (%d tokens) could not be kept: %v]", n, err), ""
 	}
 	p := path.Join(s.r.spillRel(), f.Name)
-	return fmt.Sprintf("\n[baton: the sub-agent's full answer (%d tokens, %d bytes, %d lines) is in %s; read it with read_file {\"path\": %q, \"offset\": 1, \"limit\": 100}]", n, f.Bytes, f.Lines, p, p)
+	return fmt.Sprintf("\n[baton: the sub-agent's full answer (%d tokens, %d bytes, %d lines) is in %s; read it with read_file {\"path\": %q, \"offset\": 1, \"limit\": 100}]", n, f.Bytes, f.Lines, p, p), p
 }
 
 // cutToTokens returns the longest prefix of text, cut at a line or word

@@ -68,9 +68,13 @@ func newRunsListCmd() *cobra.Command {
 		Long: `list prints the runs of the history, newest first: id, kind, status, the
 task (ask) or workflow (run), model, input and output tokens, the input
 tokens saved against the two baselines (every sub-agent given the whole
-context; one call with the whole context), cost in dollars, duration and
-the folder the run was made in. A "-" is a figure the run has not got
-(a workflow run has no baselines; a model without a price has no cost).
+context; one call with the whole context) and, for a workflow run, against
+one continuous session that drops nothing (a modelled baseline: the same
+calls, each carrying all the context the run's fresh sessions and resets
+had dropped before it), cost in dollars, duration and the folder the run
+was made in. A "-" is a figure the run has not got (an ask has no
+continuous-session baseline, a workflow run not the other two; a model
+without a price has no cost).
 
 --search keeps the runs whose task, workflow name, answer or skills hold
 every word given. --since takes a duration back from now (90m, 36h, 7d,
@@ -134,11 +138,11 @@ func runsList(cmd *cobra.Command, f runsListFlags) error {
 
 func printRuns(w io.Writer, runs []history.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tTASK OR WORKFLOW\tMODEL\tIN\tOUT\tSAVED VS NAIVE\tVS ONE CALL\tCOST\tDURATION\tDIR")
+	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tTASK OR WORKFLOW\tMODEL\tIN\tOUT\tSAVED VS NAIVE\tVS ONE CALL\tVS ONE SESSION (MODELLED)\tCOST\tDURATION\tDIR")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, clip(oneLine(r.Title), 40), orDash(r.Model),
-			r.InputTokens, r.OutputTokens, percent(r.NaiveSavings), percent(r.SingleCallSavings), dollars(r.CostUSD),
-			duration(r.DurationMS), r.Dir)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, clip(oneLine(r.Title), 40), orDash(r.Model),
+			r.InputTokens, r.OutputTokens, percent(r.NaiveSavings), percent(r.SingleCallSavings), percent(r.ContinuousSessionSavings),
+			dollars(r.CostUSD), duration(r.DurationMS), r.Dir)
 	}
 	tw.Flush()
 }
@@ -179,7 +183,7 @@ func printRun(w io.Writer, r history.Run) {
 		{"started", r.StartedAt.Local().Format(time.RFC3339)}, {"duration", duration(r.DurationMS)},
 		{"model", orDash(strings.TrimSpace(r.Provider + " " + r.Model))},
 		{"tokens", fmt.Sprintf("%d input, %d output, %d cache read, %d cache write", r.InputTokens, r.OutputTokens, r.CacheReadTokens, r.CacheWriteTokens)},
-		{"saved", fmt.Sprintf("%s of the input against every sub-agent given the whole context, %s against one call with it", percent(r.NaiveSavings), percent(r.SingleCallSavings))},
+		{"saved", savedLine(r)},
 		{"cost", dollars(r.CostUSD)},
 		{"dir", r.Dir}, {"record", r.Record},
 	}
@@ -310,6 +314,19 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, errors.New("want a duration back (90m, 36h, 7d, 2w), a date (2006-01-02) or an RFC 3339 time")
+}
+
+// savedLine says what the run saved against its baselines: an ask's two,
+// a workflow run's modelled continuous session.
+func savedLine(r history.Run) string {
+	if r.Kind == history.KindRun {
+		if r.ContinuousSessionSavings == nil {
+			return "- (no paid model call with a known context to model a baseline from)"
+		}
+		return fmt.Sprintf("%s of the input against one continuous session that drops nothing (modelled: %d input tokens)",
+			percent(r.ContinuousSessionSavings), r.ContinuousSessionInputTokens)
+	}
+	return fmt.Sprintf("%s of the input against every sub-agent given the whole context, %s against one call with it", percent(r.NaiveSavings), percent(r.SingleCallSavings))
 }
 
 func percent(v *float64) string {

@@ -84,11 +84,18 @@ func TestRunsListTwoDirectories(t *testing.T) {
 		run.CostUSD == nil || *run.CostUSD <= 0 || run.Model == "" || len(run.Skills) < 2 {
 		t.Errorf("run row = %+v (server usage %+v)", run, w.TotalUsage())
 	}
+	// The workflow run's baseline: its later steps' calls would have
+	// carried the earlier steps' contexts in one continuous session.
+	if run.ContinuousSessionSavings == nil || *run.ContinuousSessionSavings <= 0 || *run.ContinuousSessionSavings >= 1 ||
+		run.ContinuousSessionInputTokens <= run.InputTokens || ask.ContinuousSessionSavings != nil {
+		t.Errorf("continuous-session baseline: run %d tokens, savings %v; ask savings %v", run.ContinuousSessionInputTokens, run.ContinuousSessionSavings, ask.ContinuousSessionSavings)
+	}
 
 	// The table has both, one line each, with their folders.
 	code, out, _ := runBaton(t, "", "runs", "list")
 	if code != exitOK || !strings.HasPrefix(out, "ID ") || strings.Count(out, "\n") != 3 ||
-		!strings.Contains(out, askDir) || !strings.Contains(out, ws) || !strings.Contains(out, "greet-shout-flag") {
+		!strings.Contains(out, askDir) || !strings.Contains(out, ws) || !strings.Contains(out, "greet-shout-flag") ||
+		!strings.Contains(out, "VS ONE SESSION (MODELLED)") {
 		t.Errorf("runs list:\n%s", out)
 	}
 	for _, tc := range []struct {
@@ -114,6 +121,10 @@ func TestRunsListTwoDirectories(t *testing.T) {
 	code, out, errOut := runBaton(t, "", "runs", "show", askID[:len(askID)-2])
 	if code != exitOK || !strings.Contains(out, "The outage lasted 3 h 42 min") || !strings.Contains(out, "record:") {
 		t.Errorf("runs show: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runBaton(t, "", "runs", "show", run.ID)
+	if code != exitOK || !strings.Contains(out, "against one continuous session that drops nothing (modelled: ") {
+		t.Errorf("runs show of the workflow run: exit %d\n%s", code, out)
 	}
 	code, out, _ = runBaton(t, "", "runs", "show", "--json", run.ID)
 	var shown history.Run
