@@ -57,7 +57,7 @@ func TestRunReportOfALongRun(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("%d calls: page %d bytes, %d bytes allocated", calls, b.Len(), alloc)
-	if got := len(barRe.FindAllIndex(b.Bytes(), -1)); got != calls {
+	if got := len(ctxPointRe.FindAllIndex(b.Bytes(), -1)); got != calls {
 		t.Errorf("%d bars, want %d", got, calls)
 	}
 	if b.Len() > calls*1500 {

@@ -79,7 +79,7 @@ func writeLedger(t *testing.T, ws string, at time.Time) {
 	}
 }
 
-func render(t *testing.T, dir string) string {
+func renderRun(t *testing.T, dir string) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := Run(&b, dir, Options{}); err != nil {
@@ -89,10 +89,10 @@ func render(t *testing.T, dir string) string {
 }
 
 var (
-	barRe   = regexp.MustCompile(`<rect[^>]*class="ctx-point"[^>]*>`)
-	markRe  = regexp.MustCompile(`<line[^>]*class="reset-marker"[^>]*>`)
-	ctxRe   = regexp.MustCompile(`data-context-tokens="(\d+)"`)
-	afterRe = regexp.MustCompile(`data-after-call="(\d+)"`)
+	ctxPointRe = regexp.MustCompile(`<rect[^>]*class="ctx-point"[^>]*>`)
+	markRe     = regexp.MustCompile(`<line[^>]*class="reset-marker"[^>]*>`)
+	ctxRe      = regexp.MustCompile(`data-context-tokens="(\d+)"`)
+	afterRe    = regexp.MustCompile(`data-after-call="(\d+)"`)
 )
 
 func TestRunReportOfACraftedLog(t *testing.T) {
@@ -101,12 +101,12 @@ func TestRunReportOfACraftedLog(t *testing.T) {
 	os.MkdirAll(filepath.Join(ws, "specs"), 0o755)
 	writeLedger(t, ws, t0.Add(-time.Hour)) // another entry first
 	writeLedger(t, ws, t0.Add(5*time.Second).Truncate(time.Second))
-	html := render(t, dir)
+	html := renderRun(t, dir)
 
 	// The chart: the steps' own paid calls (not the sub-agent's, not the
 	// replayed one), in order, with the log's contexts.
 	var got []string
-	for _, bar := range barRe.FindAllString(html, -1) {
+	for _, bar := range ctxPointRe.FindAllString(html, -1) {
 		got = append(got, ctxRe.FindStringSubmatch(bar)[1])
 	}
 	if strings.Join(got, ",") != "1000,7000,1200,1300,900" {
@@ -150,7 +150,7 @@ func TestRunReportOfACraftedLog(t *testing.T) {
 
 func TestRunReportWithoutItsLedger(t *testing.T) {
 	dir, _ := runFolder(t, craftedRun())
-	html := render(t, dir)
+	html := renderRun(t, dir)
 	if !strings.Contains(html, "The ledger specs/ledger.md is missing") {
 		t.Error("a missing ledger is not noted")
 	}
@@ -158,7 +158,7 @@ func TestRunReportWithoutItsLedger(t *testing.T) {
 	events := craftedRun()
 	events[0].LedgerPath = "../outside.md"
 	dir, _ = runFolder(t, events)
-	if html := render(t, dir); !strings.Contains(html, "leaves the workspace") {
+	if html := renderRun(t, dir); !strings.Contains(html, "leaves the workspace") {
 		t.Error("a ledger path outside the workspace is not refused")
 	}
 }
@@ -170,7 +170,7 @@ func TestRunReportOfBrokenLogs(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"time":"2026-03-01T10:01:00Z","run":"r1","type":"model_ca`)
 	f.Close()
-	if html := render(t, dir); !strings.Contains(html, "is unfinished") || len(barRe.FindAllString(html, -1)) != 5 {
+	if html := renderRun(t, dir); !strings.Contains(html, "is unfinished") || len(ctxPointRe.FindAllString(html, -1)) != 5 {
 		t.Error("a torn log is not drawn with a note")
 	}
 
@@ -191,7 +191,7 @@ func TestRunReportOfBrokenLogs(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, _ := runFolder(t, events)
-			if html := render(t, dir); !strings.Contains(html, "</html>") {
+			if html := renderRun(t, dir); !strings.Contains(html, "</html>") {
 				t.Error("no page")
 			}
 		})

@@ -64,7 +64,7 @@ var (
 	resetMarkRe = regexp.MustCompile(`<line[^>]*class="reset-marker"[^>]*>`)
 )
 
-func dataAttrs(tag string) map[string]string {
+func runDataAttrs(tag string) map[string]string {
 	m := map[string]string{}
 	for _, kv := range attrRe.FindAllStringSubmatch(tag, -1) {
 		m[kv[1]] = kv[2]
@@ -121,21 +121,21 @@ func TestRunsReportOfAWorkflowRunInABrowser(t *testing.T) {
 
 	var got []string
 	for _, tag := range ctxPointRe.FindAllString(dom, -1) {
-		got = append(got, dataAttrs(tag)["context-tokens"])
+		got = append(got, runDataAttrs(tag)["context-tokens"])
 	}
 	if strings.Join(got, ",") != strings.Join(contexts, ",") {
 		t.Errorf("chart bars' context tokens %v, the log's model calls %v", got, contexts)
 	}
-	if th := thresholdRe.FindAllString(dom, -1); len(th) != 1 || dataAttrs(th[0])["threshold-tokens"] != strconv.Itoa(start.ThresholdTokens) {
+	if th := thresholdRe.FindAllString(dom, -1); len(th) != 1 || runDataAttrs(th[0])["threshold-tokens"] != strconv.Itoa(start.ThresholdTokens) {
 		t.Errorf("threshold lines %v, want one at %d", th, start.ThresholdTokens)
 	}
-	if w := windowRe.FindAllString(dom, -1); len(w) != 1 || dataAttrs(w[0])["window-tokens"] != strconv.Itoa(start.WindowTokens) {
+	if w := windowRe.FindAllString(dom, -1); len(w) != 1 || runDataAttrs(w[0])["window-tokens"] != strconv.Itoa(start.WindowTokens) {
 		t.Errorf("window lines %v, want one at %d", w, start.WindowTokens)
 	}
 	marks := resetMarkRe.FindAllString(dom, -1)
 	if len(marks) != resets {
 		t.Errorf("%d reset markers, the log has %d resets", len(marks), resets)
-	} else if a := dataAttrs(marks[0]); a["reason"] != runlog.ReasonThreshold || a["after-call"] != "3" {
+	} else if a := runDataAttrs(marks[0]); a["reason"] != runlog.ReasonThreshold || a["after-call"] != "3" {
 		// The reset came after the analysis step's second turn and the
 		// request for its ledger entry.
 		t.Errorf("reset marker %v, want reason threshold after call 3", a)
