@@ -151,11 +151,11 @@ func newRunsShowCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID [--json]",
-		Short: "Show one run of the history (an id, or the start of one)",
+		Short: "Show one run of the history (an id, the start of one, or last)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHistory(cmd.ErrOrStderr(), func(d *history.DB) error {
-				r, err := d.Find(args[0])
+				r, err := findRun(d, args[0])
 				if err != nil {
 					return err
 				}
@@ -362,3 +362,20 @@ func orDash(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// findRun is the run ID names: an id, the start of one, or "last" for the
+// newest run in the history, so a command can follow the one just made
+// without copying its id.
+func findRun(d *history.DB, id string) (history.Run, error) {
+	if id != "last" {
+		return d.Find(id)
+	}
+	runs, err := d.List(history.Filter{Limit: 1})
+	if err != nil {
+		return history.Run{}, err
+	}
+	if len(runs) == 0 {
+		return history.Run{}, fmt.Errorf("no run in the history yet: %w", history.ErrNotFound)
+	}
+	return runs[0], nil
+}

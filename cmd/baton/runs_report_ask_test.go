@@ -190,12 +190,17 @@ func TestRunsReportReadmeDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cmdline string
+	var cmdline, reportLine string
 	for _, line := range strings.Split(string(readme), "\n") {
-		if strings.HasPrefix(line, "go run ./cmd/baton ask ") {
+		if cmdline == "" && strings.HasPrefix(line, "go run ./cmd/baton ask ") {
 			cmdline = strings.TrimPrefix(line, "go run ./cmd/baton ")
-			break
 		}
+		if reportLine == "" && strings.HasPrefix(line, "go run ./cmd/baton runs report ") {
+			reportLine = strings.TrimPrefix(line, "go run ./cmd/baton ")
+		}
+	}
+	if reportLine == "" {
+		t.Fatal("the README has no go run ./cmd/baton runs report line")
 	}
 	args := shellWords(t, cmdline)
 	t.Chdir("../..")
@@ -207,8 +212,16 @@ func TestRunsReportReadmeDryRun(t *testing.T) {
 	}
 	rec := decodeRecord(t, out)
 	page := filepath.Join(t.TempDir(), "dry.html")
-	if code, _, errOut := runBaton(t, "", "runs", "report", rec.ID, "--out", page); code != exitOK {
-		t.Fatalf("runs report: exit %d\n%s", code, errOut)
+	// The README's report command as written, with --out pointed at the
+	// test's folder: it must report the run the first command just made.
+	rargs := shellWords(t, reportLine)
+	for i := range rargs {
+		if rargs[i] == "--out" && i+1 < len(rargs) {
+			rargs[i+1] = page
+		}
+	}
+	if code, out, errOut := runBaton(t, "", rargs...); code != exitOK || strings.TrimSpace(out) != page {
+		t.Fatalf("README report command %v: exit %d, printed %q\n%s", rargs, code, out, errOut)
 	}
 	data, err := os.ReadFile(page)
 	if err != nil {

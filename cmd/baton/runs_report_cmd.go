@@ -24,12 +24,13 @@ baselines, and a timeline of every call; for a workflow run, its steps,
 the context of every turn against the threshold and the window, the
 resets with their ledger entries, tool calls and cost per step.
 
-ID is a run id or the start of one (baton runs list shows them). The file
-is report-ID.html in the current folder unless --out names another.`,
+ID is a run id, the start of one (baton runs list shows them), or last
+for the newest run. The file is report-ID.html in the current folder
+unless --out names another.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHistory(cmd.ErrOrStderr(), func(d *history.DB) error {
-				r, err := d.Find(args[0])
+				r, err := findRun(d, args[0])
 				if err != nil {
 					return err
 				}
