@@ -1,0 +1,16 @@
+//go:build !unix
+
+package pgtest
+
+import (
+	"os"
+	"os/exec"
+)
+
+// runAs is a no-op where PostgreSQL may run as the current user.
+type runAs struct{}
+
+func serverUser() (runAs, error) { return runAs{}, nil }
+func (runAs) own(string) error   { return nil }
+func (runAs) apply(*exec.Cmd)    {}
+func interrupt(p *os.Process)    { p.Kill() }
