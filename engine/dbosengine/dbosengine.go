@@ -27,8 +27,9 @@ type RateLimit struct {
 
 // Config configures an Engine.
 type Config struct {
-	// DatabaseURL is the PostgreSQL URL of the system database. DBOS
-	// creates the database and its schema if they do not exist.
+	// DatabaseURL is the PostgreSQL URL of the system database. Open
+	// creates the database and DBOS's schema if they do not exist
+	// (see Migrate).
 	DatabaseURL string
 	// AppName names the application's records in the database
 	// (default "baton").
@@ -110,9 +111,14 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	// Migrated first under baton's lock, so that workers starting at once
+	// never race on the schema; DBOS then only checks it.
+	if err := Migrate(ctx, cfg.DatabaseURL); err != nil {
+		return nil, fmt.Errorf("dbos engine: %w", err)
+	}
 	dctx, err := dbos.NewContext(ctx, dbos.Config{
 		AppName: cfg.AppName, DatabaseURL: cfg.DatabaseURL, ApplicationVersion: cfg.AppVersion,
-		ExecutorID: cfg.ExecutorID, Logger: cfg.Logger,
+		ExecutorID: cfg.ExecutorID, Logger: cfg.Logger, SkipMigrations: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dbos engine: %w", err)

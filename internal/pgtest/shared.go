@@ -67,6 +67,15 @@ func Database(t testing.TB) string {
 	return shared.srv.URL(name)
 }
 
+// NewDatabaseURL is the URL of a database that does not exist yet on the
+// package's shared server, for a test of what creates it.
+func NewDatabaseURL(t testing.TB) string {
+	t.Helper()
+	u := Database(t)
+	// Database made and named one; name a sibling that is not made.
+	return strings.Replace(u, "/t_", "/u_", 1)
+}
+
 var notIdent = regexp.MustCompile(`[^a-z0-9_]+`)
 
 // dbName makes a database name from a test name: lower case, only
