@@ -18,6 +18,9 @@ import (
 // item, whatever binary enqueued it.
 const workflowName = "baton.task"
 
+// quiet discards DBOS's logs, which are at info on every launch.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 // RateLimit is at most Limit item starts per Period, counted across every
 // process on the queue.
 type RateLimit struct {
@@ -109,7 +112,7 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 		cfg.PollInterval = 100 * time.Millisecond
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = quiet
 	}
 	// Migrated first under baton's lock, so that workers starting at once
 	// never race on the schema; DBOS then only checks it.

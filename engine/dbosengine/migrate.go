@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/url"
 	"time"
 
@@ -36,7 +34,7 @@ func Migrate(ctx context.Context, databaseURL string) error {
 	}
 	// The session's end frees the lock too, should unlocking fail.
 	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", migrateLock)
-	if err := dbos.Migrate(ctx, databaseURL, dbos.WithMigrateLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))); err != nil {
+	if err := dbos.Migrate(ctx, databaseURL, dbos.WithMigrateLogger(quiet)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil

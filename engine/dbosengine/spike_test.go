@@ -2,8 +2,6 @@ package dbosengine
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,9 +10,6 @@ import (
 
 	"github.com/baton-dev/baton/internal/pgtest"
 )
-
-// quiet is the logger the tests give DBOS: it logs at info on every launch.
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // spike is a two-step workflow whose steps count their executions; the
 // second blocks while block is set, until its context ends, as a step cut
