@@ -29,5 +29,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv("BATON_TEST_CHILD") == "1" {
+		os.Exit(child())
+	}
 	pgtest.Main(m)
 }
