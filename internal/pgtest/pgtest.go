@@ -149,7 +149,11 @@ func Start(t testing.TB) *Server {
 // among a package's tests. The caller must call Stop.
 func Launch(bin string) (s *Server, err error) {
 	t0 := time.Now()
-	dir, err := tempDir()
+	cred, err := serverUser()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := tempDir(cred.other())
 	if err != nil {
 		return nil, err
 	}
@@ -158,10 +162,6 @@ func Launch(bin string) (s *Server, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	cred, err := serverUser()
-	if err != nil {
-		return nil, err
-	}
 	if err := cred.own(dir); err != nil {
 		return nil, fmt.Errorf("postgres folder %s: %w", dir, err)
 	}
@@ -170,6 +170,7 @@ func Launch(bin string) (s *Server, err error) {
 	initdb := exec.Command(filepath.Join(bin, exe("initdb")), "-D", data, "-E", "UTF8", "--locale=C",
 		"-A", "trust", "-U", "postgres", "--no-sync", "--no-instructions")
 	initdb.Stdout, initdb.Stderr = &out, &out
+	initdb.Dir = dir // the test's own folder may be closed to the server's user
 	cred.apply(initdb)
 	if err := initdb.Run(); err != nil {
 		return nil, fmt.Errorf("initdb %s: %w\n%s", data, err, tail(out.Bytes(), 2000))
@@ -187,6 +188,7 @@ func Launch(bin string) (s *Server, err error) {
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200", "-c", "shared_buffers=32MB")
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	s.cmd.Dir = dir
 	cred.apply(s.cmd)
 	if err := s.start(); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -220,10 +222,12 @@ func (s *Server) start() error {
 }
 
 // tempDir makes the cluster's folder. A unix socket's path is at most about
-// 100 bytes, so a long TMPDIR is passed over for /tmp.
-func tempDir() (string, error) {
+// 100 bytes, so a long TMPDIR is passed over for /tmp; so is any TMPDIR when
+// the server runs as another user, who may not be able to reach it (a
+// folder under /root), where /tmp is open to all.
+func tempDir(otherUser bool) (string, error) {
 	base := os.TempDir()
-	if runtime.GOOS != "windows" && len(base) > 60 {
+	if runtime.GOOS != "windows" && (len(base) > 60 || otherUser) {
 		base = "/tmp"
 	}
 	dir, err := os.MkdirTemp(base, "baton-pg-")

@@ -139,3 +139,21 @@ func (f *fakeTB) Skipf(format string, args ...any) {
 	f.skipped, f.msg = true, fmt.Sprintf(format, args...)
 	panic("skip")
 }
+
+// Defect: as root, a TMPDIR the postgres user cannot reach (one under
+// /root) made initdb fail with "Permission denied".
+func TestStartAsRootWithAClosedTMPDIR(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root runs the server as another user")
+	}
+	closed, err := os.MkdirTemp("", "closed-") // 0700, root's
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(closed) })
+	t.Setenv("TMPDIR", closed)
+	s := Start(t)
+	if strings.HasPrefix(s.Dir, closed) {
+		t.Errorf("the cluster is in %s, which the postgres user cannot reach", s.Dir)
+	}
+}

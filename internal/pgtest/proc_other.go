@@ -13,4 +13,5 @@ type runAs struct{}
 func serverUser() (runAs, error) { return runAs{}, nil }
 func (runAs) own(string) error   { return nil }
 func (runAs) apply(*exec.Cmd)    {}
+func (runAs) other() bool        { return false }
 func interrupt(p *os.Process)    { p.Kill() }

@@ -34,6 +34,9 @@ func serverUser() (runAs, error) {
 	return runAs{cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}}, nil
 }
 
+// other reports whether the server runs as another user than the test.
+func (r runAs) other() bool { return r.cred != nil }
+
 // own gives dir to the server's user, readable by it alone: initdb makes
 // data/ inside it and postgres puts its socket there.
 func (r runAs) own(dir string) error {
