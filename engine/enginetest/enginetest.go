@@ -48,6 +48,7 @@ func Run(t *testing.T, b Backend) {
 		survives(t, b)
 	})
 	t.Run("FanOut", func(t *testing.T) { fanOut(t, b) })
+	t.Run("FanOutCancelledThenCollected", func(t *testing.T) { fanOutCancelled(t, b) })
 }
 
 // counts counts executions by name.
@@ -333,4 +334,67 @@ func fanOut(t *testing.T, b Backend) {
 	// one runs again.
 	check(2, e.FanOut(bg(t), items))
 	c.expect(t, map[string]int{"work": n - 2, "fail": 2})
+}
+
+// fanOutCancelled: a FanOut whose caller gives up while its items are in
+// their second step returns an error for each; a later FanOut of the same
+// items returns every output, and no first step runs twice.
+func fanOutCancelled(t *testing.T, b Backend) {
+	const n = 3
+	c := &counts{}
+	var block atomic.Bool
+	block.Store(true)
+	in := make(chan struct{}, n)
+	hook := func(ctx context.Context, _ int) error {
+		if !block.Load() {
+			return nil
+		}
+		in <- struct{}{}
+		// Held until the test lets go, or the engine cuts it short.
+		for block.Load() && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return context.Cause(ctx)
+	}
+	tasks := engine.Tasks{"two": func(ctx context.Context, in []byte) ([]byte, error) {
+		a, err := step(ctx, c, "first-"+string(in), func(context.Context) (string, error) { return "a" + string(in), nil })
+		if err != nil {
+			return nil, err
+		}
+		out, err := step(ctx, c, "second-"+string(in), func(ctx context.Context) (string, error) {
+			return "b" + a, hook(ctx, 0)
+		})
+		return []byte(out), err
+	}}
+	e := b.Open(t, b.NewStore(t), tasks, n)
+	items := make([]engine.Item, n)
+	for i := range items {
+		items[i] = engine.Item{ID: fmt.Sprint("held-", i), Task: "two", Input: []byte(fmt.Sprint(i))}
+	}
+	ctx, cancel := context.WithCancel(bg(t))
+	res := make(chan []engine.Result, 1)
+	go func() { res <- e.FanOut(ctx, items) }()
+	for range n {
+		waitIn(t, in)
+	}
+	cancel()
+	select {
+	case r := <-res:
+		for i, x := range r {
+			if x.Err == nil {
+				t.Errorf("item %d: no error from a FanOut given up", i)
+			}
+		}
+	case <-time.After(guard):
+		t.Fatal("FanOut did not return after its context was cancelled")
+	}
+	block.Store(false)
+	for i, x := range e.FanOut(bg(t), items) {
+		if x.Err != nil || string(x.Output) != fmt.Sprintf("ba%d", i) {
+			t.Errorf("item %d collected: %q, %v", i, x.Output, x.Err)
+		}
+	}
+	for i := range n {
+		c.expect(t, map[string]int{fmt.Sprint("first-", i): 1})
+	}
 }
