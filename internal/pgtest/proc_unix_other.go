@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package pgtest
+
+import "syscall"
+
+// deathSignal has no equivalent outside Linux: a killed test run may leave
+// its server running until the machine restarts.
+func deathSignal(*syscall.SysProcAttr) {}
