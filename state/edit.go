@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -149,7 +150,18 @@ func checkPath(path []string) error {
 	return nil
 }
 
-func dotted(path []string) string { return strings.Join(path, ".") }
+// dotted names a path in an error, one line whatever its keys hold: a key
+// with a dot, a space, a quote or a control character is quoted.
+func dotted(path []string) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		parts[i] = p
+		if p == "" || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '.' || r == ' ' || r == '"' }) {
+			parts[i] = strconv.Quote(p)
+		}
+	}
+	return strings.Join(parts, ".")
+}
 
 // spliceSet returns the new bytes with value placed at path.
 func (f *File) spliceSet(value any, path []string) ([]byte, error) {
