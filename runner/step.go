@@ -41,6 +41,8 @@ type stepRun struct {
 	winOnce sync.Once
 	win     *window
 	turns   int // model turns taken, for progress
+	// endTrace ends the step's part of Config.Trace (trace.go).
+	endTrace func(End)
 }
 
 func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
@@ -89,6 +91,7 @@ func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Respon
 	ev := s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), ContextTokens: budget.ContextTokens(resp.Usage)})
 	if replayed {
 		ev.Note = "answered from the step journal"
+		s.r.mark(ctx, ev)
 	}
 	s.r.event(ev)
 	return resp, hash, nil
@@ -235,8 +238,10 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 // row forces the reset with the entry baton composes itself.
 func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.Decision) (*llm.Request, error) {
 	s.progress(ProgressEvent{Kind: ProgressThreshold, ContextTokens: d.Projected})
-	s.r.event(s.stepEvent(runlog.Event{Type: runlog.ThresholdCrossed, ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold,
-		WindowTokens: d.Window, ContextFraction: d.Fraction}))
+	ev := s.stepEvent(runlog.Event{Type: runlog.ThresholdCrossed, ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold,
+		WindowTokens: d.Window, ContextFraction: d.Fraction})
+	s.r.event(ev)
+	s.r.mark(ctx, ev)
 	return s.reset(ctx, req, d, runlog.ReasonThreshold, nil)
 }
 
@@ -312,8 +317,11 @@ func (s *stepRun) reset(ctx context.Context, req *llm.Request, d budget.Decision
 	if es, _, err := ledger.Parse([]byte(rendered), s.r.wf.Ledger); err == nil && len(es) > 0 {
 		lt = es[0].Time
 	}
-	s.r.event(s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
-		ContextTokens: d.Projected, Mode: "fresh_session", Note: note}))
+	ev := s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
+		ContextTokens: d.Projected, Mode: "fresh_session", Note: note})
+	s.r.event(ev)
+	ev.ThresholdTokens, ev.WindowTokens = d.Threshold, d.Window
+	s.r.mark(ctx, ev)
 	s.r.mu.Lock()
 	s.r.result.Resets++
 	s.r.mu.Unlock()
