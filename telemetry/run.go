@@ -53,10 +53,13 @@ func (s *runSpans) Start(ctx context.Context, p runner.Part) (context.Context, f
 	attrs := []attribute.KeyValue{
 		attribute.String(AttrOperationName, OpInvokeAgent),
 		attribute.String(AttrAgentName, p.Skill),
-		attribute.String(AttrProviderName, s.provider),
 		attribute.String(AttrRunID, p.RunID),
 		attribute.Int(AttrStepID, p.Step),
 		attribute.String(AttrPhase, p.Phase),
+	}
+	if s.provider != "" {
+		// A step run by an external agent (--agent-cmd) has none.
+		attrs = append(attrs, attribute.String(AttrProviderName, s.provider))
 	}
 	if p.Kind == runner.PartSubagent {
 		attrs = append(attrs, attribute.Int(AttrSubagentIndex, p.Agent), attribute.Int(AttrSubagents, p.Agents))
@@ -78,15 +81,19 @@ func (s *runSpans) Start(ctx context.Context, p runner.Part) (context.Context, f
 }
 
 func (s *runSpans) startRun(ctx context.Context, p runner.Part) (context.Context, func(runner.End)) {
-	ctx, span := s.t.Start(ctx, OpInvokeWorkflow+" "+p.Workflow, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(
-			attribute.String(AttrOperationName, OpInvokeWorkflow),
-			attribute.String(AttrWorkflowName, p.Workflow),
-			attribute.String(AttrProviderName, s.provider),
-			attribute.String(AttrRequestModel, p.Model),
-			attribute.String(AttrRunID, p.RunID),
-			attribute.Bool(AttrResume, p.Resume),
-		))
+	attrs := []attribute.KeyValue{
+		attribute.String(AttrOperationName, OpInvokeWorkflow),
+		attribute.String(AttrWorkflowName, p.Workflow),
+		attribute.String(AttrRunID, p.RunID),
+		attribute.Bool(AttrResume, p.Resume),
+	}
+	if s.provider != "" {
+		attrs = append(attrs, attribute.String(AttrProviderName, s.provider))
+	}
+	if p.Model != "" {
+		attrs = append(attrs, attribute.String(AttrRequestModel, p.Model))
+	}
+	ctx, span := s.t.Start(ctx, OpInvokeWorkflow+" "+p.Workflow, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return ctx, func(e runner.End) {
 		if r := e.Result; r != nil && span.IsRecording() {
 			span.SetAttributes(
