@@ -82,6 +82,11 @@ func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Respon
 		s.guard().observe(req, resp.Usage)
 	}
 	s.addUsage(resp.Usage)
+	if replayed {
+		// Not sent and not paid again: the tracer gets it as an event
+		// with the usage the journal recorded, not as a model call.
+		s.r.mark(ctx, s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), Note: "answered from the step journal"}))
+	}
 	s.r.mu.Lock()
 	s.calls++
 	if replayed {
@@ -91,7 +96,6 @@ func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Respon
 	ev := s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), ContextTokens: budget.ContextTokens(resp.Usage)})
 	if replayed {
 		ev.Note = "answered from the step journal"
-		s.r.mark(ctx, ev)
 	}
 	s.r.event(ev)
 	return resp, hash, nil
@@ -317,16 +321,16 @@ func (s *stepRun) reset(ctx context.Context, req *llm.Request, d budget.Decision
 	if es, _, err := ledger.Parse([]byte(rendered), s.r.wf.Ledger); err == nil && len(es) > 0 {
 		lt = es[0].Time
 	}
-	ev := s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
-		ContextTokens: d.Projected, Mode: "fresh_session", Note: note})
-	s.r.event(ev)
-	ev.ThresholdTokens, ev.WindowTokens = d.Threshold, d.Window
-	s.r.mark(ctx, ev)
+	s.r.event(s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
+		ContextTokens: d.Projected, Mode: "fresh_session", Note: note}))
 	s.r.mu.Lock()
 	s.r.result.Resets++
 	s.r.mu.Unlock()
 	s.r.logf("step %d %s: context budget reached (%d of %d tokens); reset to a fresh session seeded from the ledger", s.seq, s.skillName, d.Projected, d.Threshold)
 	s.progress(ProgressEvent{Kind: ProgressReset, Reason: string(reason), ContextTokens: d.Projected})
+	// The tracer gets the reset with the budget it was decided against.
+	s.r.mark(ctx, s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
+		ContextTokens: d.Projected, ThresholdTokens: d.Threshold, WindowTokens: d.Window}))
 
 	s.session = s.model().budget.NewSession()
 	return &llm.Request{
