@@ -18,6 +18,7 @@ import (
 	"github.com/baton-dev/baton/llm/provider"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
+	"github.com/baton-dev/baton/telemetry"
 	"github.com/baton-dev/baton/tokens"
 )
 
@@ -144,7 +145,7 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 			return nil, AskOut{}, err
 		default:
 			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
-			cfg.Model, cfg.Redactor = m, sel.Redactor
+			cfg.Model, cfg.Redactor = telemetry.Model(m, s.tracer, sel.Provider, telemetry.CaptureContent(s.getenv)), sel.Redactor
 			if sel.Window > 0 {
 				// The server runs every request with this window
 				// (Ollama's num_ctx), so it is the one to check.
@@ -159,7 +160,10 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 	}
 	cfg.Counter = tokens.ForModel(cfg.ModelName)
 
-	rec, runErr := orchestrate.Ask(ctx, cfg)
+	cfg.Span = telemetry.Spans(s.tracer)
+	actx, endAsk := telemetry.StartAsk(ctx, s.tracer, cfg.Provider, cfg.ModelName)
+	rec, runErr := orchestrate.Ask(actx, cfg)
+	endAsk(rec, runErr)
 	if rec == nil {
 		return nil, AskOut{}, runErr
 	}
@@ -210,7 +214,9 @@ func (s *Server) resolveModel(ctx context.Context, in AskIn, prog *askProgress) 
 	if err != nil {
 		return nil, nil, err
 	}
-	var m llm.Model = llm.WithLimits(sel.LLM, llm.Limits{Concurrency: in.Concurrency})
+	// Attempts inside the retry policy: a failed attempt is an event on
+	// the call's chat span (telemetry.Model, outside it).
+	var m llm.Model = llm.WithLimits(telemetry.Attempts(sel.LLM), llm.Limits{Concurrency: in.Concurrency})
 	m = llm.WithRetry(m, llm.RetryPolicy{MaxAttempts: askMaxAttempts,
 		OnRetry: func(attempt int, wait time.Duration, err error) {
 			prog.note(fmt.Sprintf("attempt %d failed (%s); retrying in %s", attempt, oneLine(sel.Redactor.Error(err).Error()), wait.Round(time.Millisecond)))

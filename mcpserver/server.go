@@ -23,9 +23,12 @@ import (
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/skill"
+	"github.com/baton-dev/baton/telemetry"
 )
 
 // Config is one server.
@@ -50,6 +53,10 @@ type Config struct {
 	// does); an error it returns is one of the result's warnings, never a
 	// failed ask.
 	OnRecord func(rec *orchestrate.Record, path string) error
+	// Tracer, when set, gets the spans of every ask call, as baton ask
+	// makes them (package telemetry): one trace per call. The process
+	// sets it up once; nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // Server is baton's MCP server: the SDK's server with baton's tools added.
@@ -62,6 +69,7 @@ type Server struct {
 	skillWarnings []string
 	getenv        func(string) string
 	onRecord      func(*orchestrate.Record, string) error
+	tracer        trace.Tracer
 }
 
 // New opens the root and registers the tools.
@@ -86,6 +94,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.onRecord = cfg.OnRecord
+	if s.tracer = cfg.Tracer; s.tracer == nil {
+		s.tracer = noop.NewTracerProvider().Tracer(telemetry.ScopeName)
+	}
 	if s.getenv = cfg.Getenv; s.getenv == nil {
 		s.getenv = os.Getenv
 	}

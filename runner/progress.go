@@ -233,6 +233,7 @@ func (s *stepRun) toolEnd(c llm.ToolCall, out toolOutcome) {
 
 // stepEnd reports the end of a step; err is nil when it succeeded.
 func (s *stepRun) stepEnd(next string, err error) {
+	s.finishTrace(next, err)
 	s.progress(ProgressEvent{Kind: ProgressStepEnd, Turns: s.turns, Usage: s.usage, Elapsed: s.elapsed, Next: next, Err: err})
 }
 

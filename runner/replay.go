@@ -88,7 +88,11 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 		if own {
 			s.toolStart(c)
 		}
+		part := Part{Kind: PartTool, Step: s.seq, Skill: s.skillName, Phase: s.r.wf.Phases[s.phase].Name, Call: c}
 		if rec, ok := s.j.recordedTool(key); ok {
+			part.Replayed = true
+			_, endTrace := s.r.trace(ctx, part)
+			endTrace(End{Tool: &rec.Result, Calls: rec.Calls, Usage: rec.Usage})
 			env.written = append(env.written, rec.Written...)
 			if rec.NextSkill != nil {
 				v := *rec.NextSkill
@@ -112,7 +116,9 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 		s.r.mu.Lock()
 		calls, usage := s.calls, s.usage
 		s.r.mu.Unlock()
-		out := env.run(ctx, c)
+		tctx, endTrace := s.r.trace(ctx, part)
+		out := env.run(tctx, c)
+		endTrace(End{Tool: &out.result, Err: ctx.Err()})
 		if own {
 			s.toolEnd(c, out)
 		}

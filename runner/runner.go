@@ -85,6 +85,9 @@ type Config struct {
 	// progress.go): on its own goroutine, in order, never able to stall or
 	// fail the run.
 	Progress func(ProgressEvent)
+	// Trace, when set, is told where the run, its steps, sub-agents and
+	// tool calls begin and end, with their contexts (trace.go).
+	Trace Tracer
 }
 
 // Result is what a finished run reports.
@@ -268,7 +271,7 @@ type position struct {
 }
 
 // Run starts a new run of the workflow.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	r, err := newRunner(cfg)
 	if err != nil {
 		return nil, err
@@ -281,6 +284,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := r.open(newID(r.cfg.Now())); err != nil {
 		return nil, err
 	}
+	ctx, endTrace := r.trace(ctx, Part{Kind: PartRun, Workflow: r.wf.Name, Model: r.cfg.ModelName})
+	defer func() { endTrace(End{Err: err, Result: res}) }()
 	defer r.log.Close()
 	defer r.closeProgress()
 	if err := r.writeInfo("running"); err != nil {
@@ -305,7 +310,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // number through its journal, so recorded calls are not paid for again and
 // recorded tool calls not run again. Sessions are seeded from the newest
 // ledger entry, never from a transcript.
-func Resume(ctx context.Context, cfg Config) (*Result, error) {
+func Resume(ctx context.Context, cfg Config) (res *Result, err error) {
 	r, err := newRunner(cfg)
 	if err != nil {
 		return nil, err
@@ -325,6 +330,8 @@ func Resume(ctx context.Context, cfg Config) (*Result, error) {
 	if err := r.open(info.ID); err != nil {
 		return nil, err
 	}
+	ctx, endTrace := r.trace(ctx, Part{Kind: PartRun, Workflow: r.wf.Name, Model: r.cfg.ModelName, Resume: true})
+	defer func() { endTrace(End{Err: err, Result: res}) }()
 	defer r.log.Close()
 	defer r.closeProgress()
 	events, problems, err := runlog.Read(filepath.Join(r.dir, "events.jsonl"))
@@ -369,6 +376,7 @@ func Resume(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	ev := runlog.Event{Type: runlog.Resume, Phase: r.wf.Phases[pos.phase].Name, Skill: pos.skill, From: runlog.FromLedger, LedgerTime: entry.Time}
 	r.event(ev)
+	r.mark(ctx, ev)
 	r.logf("run %s: resuming at step %d (%s, phase %s)", r.id, pos.seq+1, pos.skill, r.wf.Phases[pos.phase].Name)
 	return r.loop(ctx, pos)
 }
@@ -459,7 +467,7 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		pos.seq++
 		sr := &stepRun{r: r, seq: pos.seq, phase: pos.phase, skillName: pos.skill, seed: pos.seed}
 		sr.progress(ProgressEvent{Kind: ProgressStepStart})
-		summary, err := sr.run(ctx)
+		summary, err := sr.run(sr.traceStep(ctx))
 		open = sr.j
 		if err != nil {
 			sr.stepEnd("", err)
@@ -471,7 +479,9 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		next := workflow.ChooseNext(derefOr(sr.env.nextSkillSet, ""), sk)
 		step, err := r.wf.Next(pos.phase, next, r.lib)
 		if err != nil {
-			return &r.result, fmt.Errorf("after step %d (%s): %w", pos.seq, pos.skill, err)
+			err = fmt.Errorf("after step %d (%s): %w", pos.seq, pos.skill, err)
+			sr.finishTrace("", err)
+			return &r.result, err
 		}
 		nextSkill := step.Skill
 		if step.Move == workflow.Done {
@@ -483,12 +493,14 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		// step_end does not record the step in state.yaml twice.
 		if !sr.recorded {
 			if err := sr.j.recordEnding(r.statePath()); err != nil {
+				sr.finishTrace("", err)
 				return &r.result, err
 			}
 			err = state.Update(r.statePath(), func(f *state.File) error {
 				return r.recordStep(f, sr, nextSkill, summary)
 			})
 			if err != nil {
+				sr.finishTrace("", err)
 				return &r.result, err
 			}
 			crashPoint("state updated")
@@ -507,7 +519,7 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 			}
 			return &r.result, nil
 		case workflow.Boundary:
-			seed, err := r.boundary(pos, step, sr)
+			seed, err := r.boundary(ctx, pos, step, sr)
 			if err != nil {
 				return &r.result, err
 			}
@@ -521,7 +533,7 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 // step just finished measured its sessions; the projection adds what the
 // next phase expects. A reset writes a complete ledger entry first and
 // returns it as the seed of the next phase's sessions.
-func (r *runner) boundary(pos position, step workflow.Step, sr *stepRun) (string, error) {
+func (r *runner) boundary(ctx context.Context, pos position, step workflow.Step, sr *stepRun) (string, error) {
 	from, to := r.wf.Phases[pos.phase], r.wf.Phases[step.Phase]
 	d := sr.session.AtBoundary(to.ExpectTokens)
 	ev := runlog.Event{Type: runlog.BoundaryEvaluation, Phase: from.Name, NextPhase: to.Name,
@@ -531,6 +543,7 @@ func (r *runner) boundary(pos position, step workflow.Step, sr *stepRun) (string
 		ev.Decision = runlog.DecisionReset
 	}
 	r.event(ev)
+	r.mark(ctx, ev)
 	r.event(runlog.Event{Type: runlog.PhaseEnd, Phase: from.Name})
 	seed := ""
 	if d.Reset {
@@ -541,8 +554,11 @@ func (r *runner) boundary(pos position, step workflow.Step, sr *stepRun) (string
 		if err := r.appendLedger(entry); err != nil {
 			return "", err
 		}
-		r.event(runlog.Event{Type: runlog.Reset, Phase: from.Name, Reason: runlog.ReasonBoundary, LedgerTime: entry.Time,
-			ContextFraction: d.Fraction, ContextTokens: d.Projected, Mode: "fresh_session"})
+		reset := runlog.Event{Type: runlog.Reset, Phase: from.Name, Reason: runlog.ReasonBoundary, LedgerTime: entry.Time,
+			ContextFraction: d.Fraction, ContextTokens: d.Projected, Mode: "fresh_session"}
+		r.event(reset)
+		reset.ThresholdTokens, reset.WindowTokens = d.Threshold, d.Window
+		r.mark(ctx, reset)
 		r.result.Resets++
 		seed = string(ledger.Render(entry))
 		sr.progress(ProgressEvent{Kind: ProgressReset, Reason: string(runlog.ReasonBoundary), ContextTokens: d.Projected})

@@ -41,6 +41,8 @@ type stepRun struct {
 	winOnce sync.Once
 	win     *window
 	turns   int // model turns taken, for progress
+	// endTrace ends the step's part of Config.Trace (trace.go).
+	endTrace func(End)
 }
 
 func (s *stepRun) stepEvent(e runlog.Event) runlog.Event {
@@ -80,6 +82,11 @@ func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Respon
 		s.guard().observe(req, resp.Usage)
 	}
 	s.addUsage(resp.Usage)
+	if replayed {
+		// Not sent and not paid again: the tracer gets it as an event
+		// with the usage the journal recorded, not as a model call.
+		s.r.mark(ctx, s.stepEvent(runlog.Event{Type: runlog.ModelCall, Model: req.Model, Usage: logUsage(resp.Usage), Note: "answered from the step journal"}))
+	}
 	s.r.mu.Lock()
 	s.calls++
 	if replayed {
@@ -238,8 +245,10 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 // row forces the reset with the entry baton composes itself.
 func (s *stepRun) budgetReset(ctx context.Context, req *llm.Request, d budget.Decision) (*llm.Request, error) {
 	s.progress(ProgressEvent{Kind: ProgressThreshold, ContextTokens: d.Projected})
-	s.r.event(s.stepEvent(runlog.Event{Type: runlog.ThresholdCrossed, ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold,
-		WindowTokens: d.Window, ContextFraction: d.Fraction}))
+	ev := s.stepEvent(runlog.Event{Type: runlog.ThresholdCrossed, ProjectedTokens: d.Projected, ThresholdTokens: d.Threshold,
+		WindowTokens: d.Window, ContextFraction: d.Fraction})
+	s.r.event(ev)
+	s.r.mark(ctx, ev)
 	return s.reset(ctx, req, d, runlog.ReasonThreshold, nil)
 }
 
@@ -324,6 +333,9 @@ func (s *stepRun) reset(ctx context.Context, req *llm.Request, d budget.Decision
 	s.r.mu.Unlock()
 	s.r.logf("step %d %s: context budget reached (%d of %d tokens); reset to a fresh session seeded from the ledger", s.seq, s.skillName, d.Projected, d.Threshold)
 	s.progress(ProgressEvent{Kind: ProgressReset, Reason: string(reason), ContextTokens: d.Projected})
+	// The tracer gets the reset with the budget it was decided against.
+	s.r.mark(ctx, s.stepEvent(runlog.Event{Type: runlog.Reset, Reason: reason, LedgerTime: lt, ContextFraction: d.Fraction,
+		ContextTokens: d.Projected, ThresholdTokens: d.Threshold, WindowTokens: d.Window}))
 
 	s.session = s.model().budget.NewSession()
 	return &llm.Request{

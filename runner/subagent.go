@@ -46,15 +46,21 @@ func (s *stepRun) runSubagents(ctx context.Context, briefs []taskBrief) []string
 		g.Go(func() error {
 			s.subagentStart(i, len(briefs))
 			defer func() { s.subagentEnd(i, len(briefs), out[i]) }()
+			var err error
+			actx, endTrace := s.r.trace(gctx, Part{Kind: PartSubagent, Step: s.seq, Skill: s.skillName, Phase: s.r.wf.Phases[s.phase].Name,
+				Agent: i + 1, Agents: len(briefs), Goal: b.Goal})
+			defer func() { endTrace(End{Err: err}) }()
 			// A panic on this goroutine would end the process with a stack
 			// trace, past the command's own recovery; as a failed
 			// sub-agent it is one error result the step can work with.
 			defer func() {
 				if p := recover(); p != nil {
 					out[i] = fmt.Sprintf("the sub-agent failed: internal error (a bug in baton): %v", p)
+					err = fmt.Errorf("internal error: %v", p)
 				}
 			}()
-			ans, err := s.subagent(gctx, b)
+			var ans string
+			ans, err = s.subagent(actx, b)
 			if err != nil {
 				out[i] = fmt.Sprintf("the sub-agent failed: %v", err)
 				return nil

@@ -25,10 +25,16 @@ const (
 	AttrOutputMessages      = "gen_ai.output.messages"
 	AttrSystemInstructions  = "gen_ai.system_instructions"
 	AttrErrorType           = "error.type"
+	AttrToolName            = "gen_ai.tool.name"
+	AttrToolCallID          = "gen_ai.tool.call.id"
+	AttrToolType            = "gen_ai.tool.type"
+	AttrToolCallArguments   = "gen_ai.tool.call.arguments"
+	AttrToolCallResult      = "gen_ai.tool.call.result"
 
 	OpChat           = "chat"
 	OpInvokeAgent    = "invoke_agent"
 	OpInvokeWorkflow = "invoke_workflow"
+	OpExecuteTool    = "execute_tool"
 )
 
 // baton's own attributes, for what the conventions have no word for.
@@ -45,7 +51,41 @@ const (
 	AttrRunID                 = "baton.run.id"
 	AttrAttempts              = "baton.attempts"
 
+	// baton run's: where a step stands, what a resume did not pay again,
+	// and the budget's reset decisions.
+	AttrStepID          = "baton.step.id"
+	AttrPhase           = "baton.phase"
+	AttrNextPhase       = "baton.next_phase"
+	AttrNextSkill       = "baton.next_skill"
+	AttrResume          = "baton.resume"
+	AttrSteps           = "baton.steps"
+	AttrResets          = "baton.resets"
+	AttrTurns           = "baton.turns"
+	AttrCalls           = "baton.calls"
+	AttrSubagentIndex   = "baton.subagent.index"
+	AttrSubagents       = "baton.subagents"
+	AttrSubagentGoal    = "baton.subagent.goal"
+	AttrReplayed        = "baton.replayed"
+	AttrReplayedCalls   = "baton.replayed.calls"
+	AttrReplayedTools   = "baton.replayed.tools"
+	AttrResetReason     = "baton.reset.reason"
+	AttrBoundaryOutcome = "baton.boundary.decision"
+	AttrThresholdTokens = "baton.threshold.tokens"
+	AttrWindowTokens    = "baton.window.tokens"
+	AttrProjectedTokens = "baton.projected.tokens"
+	AttrContextFraction = "baton.context.fraction"
+	AttrLedgerTime      = "baton.ledger.time"
+	AttrMisses          = "baton.ledger.misses"
+
 	// EventRetry is the event added to a chat span for each failed attempt
 	// the retry policy sends again.
 	EventRetry = "baton.retry"
+	// Events of baton run, on the span of the part they happen in (the
+	// workflow's at a phase boundary, a step's mid-step).
+	EventReset        = "baton.reset"
+	EventBoundary     = "baton.boundary"
+	EventThreshold    = "baton.threshold"
+	EventLedgerMiss   = "baton.ledger.miss"
+	EventResume       = "baton.resume"
+	EventReplayedCall = "baton.call.replayed"
 )

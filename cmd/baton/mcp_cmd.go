@@ -63,8 +63,15 @@ under .baton/mcp in the root, and the result says where and how large it is.`,
 			if _, _, err := net.SplitHostPort(httpAddr); httpAddr != "" && err != nil {
 				return usageErrorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765", httpAddr)
 			}
+			// One tracer for the process, flushed when the server stops;
+			// off unless an OTLP endpoint is set.
+			tracer, flush, err := startTelemetry(cmd.Context(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer flush()
 			bi, _ := debug.ReadBuildInfo()
-			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi), MaxResultBytes: maxResult, Skills: skills, Getenv: os.Getenv,
+			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi), MaxResultBytes: maxResult, Skills: skills, Getenv: os.Getenv, Tracer: tracer,
 				OnRecord: func(rec *orchestrate.Record, path string) error {
 					// Messages on stderr would be a stdio host's log only;
 					// the ask result carries the warning instead.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-dev/baton/runlock"
 	"github.com/baton-dev/baton/runner"
+	"github.com/baton-dev/baton/telemetry"
 	"github.com/baton-dev/baton/workflow"
 )
 
@@ -168,6 +169,12 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 			fmt.Fprintf(stderr, "baton: running each step with agent command %q (agent_cmd in %s)\n", f.agentCmd, filepath.Base(wf.Path))
 		}
 	}
+	// Traces go out only when an OTLP endpoint is set.
+	tracer, flush, err := startTelemetry(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer flush()
 	prog := stderrProgress(stderr)
 	f.models.onRetry = prog.retry
 	cfg := runner.Config{
@@ -185,7 +192,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		if err != nil {
 			return err
 		}
-		cfg.Model, cfg.ModelName, cfg.Provider = model, sel.Model, sel.Provider
+		cfg.Model, cfg.ModelName, cfg.Provider = telemetry.Model(model, tracer, sel.Provider, telemetry.CaptureContent(os.Getenv)), sel.Model, sel.Provider
 		if sel.Window > 0 {
 			cfg.ServerWindow = sel.Window
 			if wf.WindowTokens > sel.Window {
@@ -193,6 +200,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 			}
 		}
 	}
+	cfg.Trace = telemetry.Run(tracer, cfg.Provider, telemetry.CaptureContent(os.Getenv))
 	var res *runner.Result
 	prog.start()
 	defer prog.close() // on a panic too: the live line is finalised
