@@ -150,7 +150,7 @@ func workDir(runsDir string) string {
 // (<workspace>/.baton/runs/<id>), read from the run log alone so that a
 // rebuild gives the row the run's own hook gave. Tokens sum the model_call
 // events (what was paid, replayed calls not counted again); cost prices
-// them at the built-in list prices; the continuous-session baseline is
+// them with pricing.Default; the continuous-session baseline is
 // modelled from the same events.
 func FromRunDir(dir string) (Run, error) {
 	abs, err := filepath.Abs(dir)
@@ -168,7 +168,7 @@ func FromRunDir(dir string) (Run, error) {
 	id := filepath.Base(abs)
 	ws := workDir(filepath.Dir(abs))
 	r := Run{ID: id, Kind: KindRun, Status: StatusUnfinished, Dir: ws, Record: logPath, StartedAt: events[0].Time.UTC()}
-	prices := pricing.Builtin()
+	prices := pricing.Default()
 	priced := true
 	var cost float64
 	var models []string

@@ -117,7 +117,7 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 		return nil, AskOut{}, err
 	}
 	// A bad prices file fails here, before anything is paid for.
-	prices, err := pricing.Load(strings.TrimSpace(s.getenv(pricing.EnvFile)))
+	prices, err := pricing.Load(strings.TrimSpace(pricing.DefaultPath(s.getenv)))
 	if err != nil {
 		return nil, AskOut{}, err
 	}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml"
 
@@ -61,3 +63,50 @@ func Load(path string) (*Table, error) {
 	t.source = fmt.Sprintf("%s, corrected by %s", t.source, path)
 	return t, nil
 }
+
+// ConfigFile is the prices file baton reads when neither --prices nor
+// $BATON_PRICES names one: prices.yaml in baton's folder of the user's
+// config folder ($XDG_CONFIG_HOME/baton or ~/.config/baton on Linux,
+// ~/Library/Application Support/baton on macOS, %AppData%\baton on
+// Windows). "" when the system has no config folder.
+func ConfigFile() string {
+	dir, err := os.UserConfigDir()
+	if err != nil || dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "baton", "prices.yaml")
+}
+
+// DefaultPath is the prices file to use when no flag names one:
+// $BATON_PRICES, else ConfigFile when that file exists, else "" (the
+// built-in table as it is).
+func DefaultPath(getenv func(string) string) string {
+	if p := getenv(EnvFile); p != "" {
+		return p
+	}
+	if p := ConfigFile(); p != "" {
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// LoadDefault is Load of DefaultPath: what the run history and the reports
+// price with, so their dollars agree with the commands' own.
+func LoadDefault(getenv func(string) string) (*Table, error) {
+	return Load(DefaultPath(getenv))
+}
+
+// Default is the table for what has no flag of its own (the run history's
+// rows, the reports, the end of a workflow run): the built-in list prices
+// corrected by the file DefaultPath names, read once. A file that does not
+// load leaves the built-in table: indexing must never fail a run, and the
+// commands that take --prices report what is wrong with the file.
+var Default = sync.OnceValue(func() *Table {
+	t, err := LoadDefault(os.Getenv)
+	if err != nil {
+		return Builtin()
+	}
+	return t
+})

@@ -94,7 +94,7 @@ func buildRunView(events []runlog.Event) *runView {
 	for _, c := range v.continuous.Calls {
 		baseline[c.Line] = c
 	}
-	prices := pricing.Builtin()
+	prices := pricing.Default()
 	steps := map[string]*runStepView{}
 	step := func(e runlog.Event) *runStepView {
 		s, ok := steps[e.Step]

@@ -32,7 +32,7 @@ func runSummary(v *runView, problems []runlog.Problem) Section {
 	}
 	cost := "- (a model has no price)"
 	if v.priced && v.paidCalls > 0 {
-		cost = pricing.FormatUSD(v.cost) + " at the built-in list prices"
+		cost = pricing.FormatUSD(v.cost) + " at " + pricing.Default().Source()
 	}
 	rows := [][]string{
 		{"Status", status},

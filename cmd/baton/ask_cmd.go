@@ -130,7 +130,7 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	fl.IntVar(&f.subagentMax, "subagent-max-tokens", orchestrate.DefaultSubagentTokens, "bound on each sub-agent's return, in tokens")
 	fl.StringVar(&f.runsDir, "runs-dir", ".baton/runs", "where run records are saved")
 	fl.BoolVar(&f.noSave, "no-save", false, "do not save the run record")
-	fl.StringVar(&f.prices, "prices", os.Getenv(pricing.EnvFile), "YAML file of prices per million tokens that corrects the built-in list prices (default $"+pricing.EnvFile+")")
+	fl.StringVar(&f.prices, "prices", pricing.DefaultPath(os.Getenv), "YAML file of prices per million tokens that corrects the built-in list prices (default $"+pricing.EnvFile+", else prices.yaml in baton's config folder when it exists)")
 	return cmd
 }
 

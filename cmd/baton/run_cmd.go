@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-dev/baton/history"
+	"github.com/baton-dev/baton/pricing"
 	"github.com/baton-dev/baton/runlock"
 	"github.com/baton-dev/baton/runner"
 	"github.com/baton-dev/baton/telemetry"
@@ -222,8 +224,9 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		return withCode(exitInterrupted, nil)
 	}
 	if started {
-		fmt.Fprintf(stderr, "baton: run %s: %d steps, %d resets, %d calls answered from journals; usage %d input, %d output tokens\n",
-			res.RunID, res.Steps, res.Resets, res.Replayed, res.Usage.InputTokens, res.Usage.OutputTokens)
+		fmt.Fprintf(stderr, "baton: run %s: %d steps, %d resets, %d calls answered from journals; usage %d input, %d output tokens%s\n",
+			res.RunID, res.Steps, res.Resets, res.Replayed, res.Usage.InputTokens, res.Usage.OutputTokens,
+			runCost(filepath.Join(wf.Dir, ".baton", "runs", res.RunID)))
 	}
 	if err != nil {
 		if errors.Is(err, runner.ErrMaxSteps) || !started {
@@ -322,4 +325,21 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// runCost is the summary line's cost clause: every paid call of the run so
+// far (a resume's included), priced from the run log as the run history
+// prices it, so the two never disagree. An external agent's steps report
+// no usage and a model without a price has none: then the clause says so.
+func runCost(runDir string) string {
+	row, err := history.FromRunDir(runDir)
+	switch {
+	case err != nil:
+		return ""
+	case row.CostUSD == nil:
+		return "; cost unknown (a model has no price)"
+	case row.InputTokens == 0 && row.OutputTokens == 0:
+		return ""
+	}
+	return fmt.Sprintf("; cost %s for the whole run at list prices", pricing.FormatUSD(*row.CostUSD))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-dev/baton/history"
 	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/pricing"
 )
 
 // askIn runs baton ask against the fake with its records in
@@ -65,8 +66,9 @@ func TestRunsListTwoDirectories(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", w.OpenAIBaseURL())
 	time.Sleep(10 * time.Millisecond) // the run starts after the ask, to the millisecond
-	if code, _, errOut := runBaton(t, "", "run", "--workflow", filepath.Join(ws, "baton.yaml")); code != exitOK {
-		t.Fatalf("run: exit %d\n%s", code, errOut)
+	code, _, runErr := runBaton(t, "", "run", "--workflow", filepath.Join(ws, "baton.yaml"))
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, runErr)
 	}
 
 	runs, _ := listRuns(t)
@@ -83,6 +85,10 @@ func TestRunsListTwoDirectories(t *testing.T) {
 		run.InputTokens != w.TotalUsage().InputTokens || run.OutputTokens != w.TotalUsage().OutputTokens || run.InputTokens == 0 ||
 		run.CostUSD == nil || *run.CostUSD <= 0 || run.Model == "" || len(run.Skills) < 2 {
 		t.Errorf("run row = %+v (server usage %+v)", run, w.TotalUsage())
+	}
+	// The end of the run states its cost, the same dollars as its row.
+	if run.CostUSD != nil && !strings.Contains(runErr, "; cost "+pricing.FormatUSD(*run.CostUSD)+" for the whole run at list prices\n") {
+		t.Errorf("the run's summary does not state its row's cost %s:\n%s", pricing.FormatUSD(*run.CostUSD), runErr)
 	}
 	// The workflow run's baseline: its later steps' calls would have
 	// carried the earlier steps' contexts in one continuous session.
