@@ -70,25 +70,14 @@ func WritePage(w io.Writer, p Page) error {
 // Table renders rows under head as an HTML table; cells are escaped here.
 // A chart's figures go in one too, as its text alternative.
 func Table(caption string, head []string, rows [][]string) string {
-	var b strings.Builder
-	b.WriteString("<table>")
-	if caption != "" {
-		fmt.Fprintf(&b, "<caption>%s</caption>", Esc(caption))
-	}
-	b.WriteString("<thead><tr>")
-	for _, h := range head {
-		fmt.Fprintf(&b, "<th scope=\"col\">%s</th>", Esc(h))
-	}
-	b.WriteString("</tr></thead><tbody>")
-	for _, r := range rows {
-		b.WriteString("<tr>")
-		for _, c := range r {
-			fmt.Fprintf(&b, "<td>%s</td>", Esc(c))
+	cells := make([][]cell, len(rows))
+	for i, r := range rows {
+		cells[i] = make([]cell, len(r))
+		for j, c := range r {
+			cells[i][j] = txt(c)
 		}
-		b.WriteString("</tr>")
 	}
-	b.WriteString("</tbody></table>")
-	return b.String()
+	return htmlTable(caption, head, cells)
 }
 
 // Pre is text shown as written (an answer, a ledger entry), escaped.

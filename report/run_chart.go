@@ -128,20 +128,5 @@ func runLedgerTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// num writes a token count with thousands separators.
-func runNum(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// runNum writes a token count with thousands separators.
+func runNum(n int) string { return thousands(int64(n)) }
