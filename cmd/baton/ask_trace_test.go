@@ -2,12 +2,10 @@ package main
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,36 +221,7 @@ func names(spans []*tracepb.Span) []string {
 // see a connection.
 func TestAskWithoutOTLPEndpointConnectsNowhere(t *testing.T) {
 	isolateEnv(t)
-	var accepted atomic.Int32
-	listen := func(addr string) net.Listener {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				accepted.Add(1)
-				c.Close()
-			}
-		}()
-		return ln
-	}
-	ln := listen("127.0.0.1:0")
-	if ln == nil {
-		t.Fatal("no listener")
-	}
-	listen("127.0.0.1:4318") // the exporter's default; busy is fine
-	url := "http://" + ln.Addr().String()
-	t.Setenv(telemetry.EnvEndpoint, "")
-	t.Setenv(telemetry.EnvTracesEndpoint, "")
-	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", url)
-	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", url)
-	t.Setenv(telemetry.EnvCaptureContent, "true")
+	_, accepted := otlpListeners(t)
 	s := llmtest.NewServer(t, askScript())
 	t.Setenv("ANTHROPIC_API_KEY", "k")
 	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
