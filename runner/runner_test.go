@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/baton-dev/baton/internal/testws"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/anthropic"
@@ -22,33 +22,7 @@ import (
 )
 
 // copyExample copies the shipped example workflow into a fresh workspace.
-func copyExample(t *testing.T) string {
-	t.Helper()
-	src := "../examples/workflow"
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if rel == ".baton" || strings.HasPrefix(rel, ".baton"+string(filepath.Separator)) {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+func copyExample(t *testing.T) string { return testws.Copy(t, "../examples/workflow") }
 
 func call(id, name string, input any) llm.ToolCall {
 	b, _ := json.Marshal(input)

@@ -3,8 +3,6 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -13,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/baton-dev/baton/internal/testws"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/llm/provider"
@@ -24,27 +23,7 @@ import (
 // loads it.
 func exampleWorkflow(t *testing.T) *workflow.Workflow {
 	t.Helper()
-	src, dst := "../examples/workflow", t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if strings.HasPrefix(rel, ".baton") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst := testws.Copy(t, "../examples/workflow")
 	wf, err := workflow.Load(filepath.Join(dst, "baton.yaml"))
 	if err != nil {
 		t.Fatal(err)

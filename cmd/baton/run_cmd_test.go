@@ -1,41 +1,17 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/baton-dev/baton/internal/testws"
 	"github.com/baton-dev/baton/llm/llmtest"
 )
 
 // exampleWorkspace copies the shipped example workflow to a temp folder.
-func exampleWorkspace(t *testing.T) string {
-	t.Helper()
-	src, dst := "../../examples/workflow", t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if strings.HasPrefix(rel, ".baton") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+func exampleWorkspace(t *testing.T) string { return testws.Copy(t, "../../examples/workflow") }
 
 // finishing is an agent that ends every step at once.
 func finishing() llmtest.Rule {

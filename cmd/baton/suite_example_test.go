@@ -1,42 +1,18 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/baton-dev/baton/internal/testws"
 	"github.com/baton-dev/baton/state"
 )
 
 // copyTree copies src into a fresh folder, leaving out any .baton.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && d.Name() == ".baton" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+func copyTree(t *testing.T, src string) string { return testws.Copy(t, src) }
 
 // suiteOwned are the state.yaml keys baton (or the agent, for the handoff)
 // may write in the suite example; every other line is the team's.
