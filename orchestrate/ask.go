@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/plan"
 	"github.com/baton-dev/baton/skill"
@@ -97,6 +98,13 @@ type Config struct {
 	// span to the part's model calls; end closes it with the part's error.
 	// It is called from several goroutines at once.
 	Span func(ctx context.Context, part string, sub *SubtaskResult) (context.Context, func(err error))
+	// Engine, when set, runs each delegated subtask's whole-slice call as
+	// an engine item (SubagentTask) instead of in this process: with the
+	// dbos engine, on whichever worker takes it. Documents then keeps the
+	// context, which items name by hash. Map and reduce calls still run
+	// here.
+	Engine    engine.Engine
+	Documents Documents
 }
 
 // Event reports progress of one subtask (or a phase, with Index -1).
@@ -172,6 +180,11 @@ type run struct {
 	counts textCounts // the context counted once (count.go)
 
 	start time.Time // the run's start, which the calls' times count from
+
+	// The context stored once for the engine's items (remote.go).
+	docOnce sync.Once
+	docHash string
+	docErr  error
 }
 
 func (r *run) warnf(format string, a ...any) {

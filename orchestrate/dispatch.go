@@ -333,7 +333,12 @@ func (r *run) subCall(ctx context.Context, j *job, kind int, build func() (*llm.
 		phase = CallReduce
 	}
 	cctx, done := r.startCall(ctx, phase, j.i, "", n)
-	resp, err := generateRecovered(cctx, r.cfg.Model, req)
+	var resp *llm.Response
+	if r.cfg.Engine != nil && kind == callWhole {
+		resp, err = r.remote(cctx, j, req)
+	} else {
+		resp, err = generateRecovered(cctx, r.cfg.Model, req)
+	}
 	done(resp, err)
 	if resp != nil {
 		r.calib.Observe(int64(n), resp.Usage.PromptTokens())

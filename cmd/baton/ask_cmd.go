@@ -44,6 +44,8 @@ type askFlags struct {
 	runsDir      string
 	noSave       bool
 	prices       string
+	engine       string
+	databaseURL  string
 }
 
 func newAskCmd() *cobra.Command {
@@ -130,6 +132,8 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	fl.IntVar(&f.subagentMax, "subagent-max-tokens", orchestrate.DefaultSubagentTokens, "bound on each sub-agent's return, in tokens")
 	fl.StringVar(&f.runsDir, "runs-dir", ".baton/runs", "where run records are saved")
 	fl.BoolVar(&f.noSave, "no-save", false, "do not save the run record")
+	fl.StringVar(&f.engine, "engine", "local", "where the sub-agent calls run: local (this process) or dbos (durable work on PostgreSQL, taken by baton worker processes)")
+	fl.StringVar(&f.databaseURL, "database-url", "", "PostgreSQL URL of the dbos engine (default $BATON_DATABASE_URL)")
 	fl.StringVar(&f.prices, "prices", pricing.DefaultPath(os.Getenv), "YAML file of prices per million tokens that corrects the built-in list prices (default $"+pricing.EnvFile+", else prices.yaml in baton's config folder when it exists)")
 	return cmd
 }
@@ -150,6 +154,8 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return usageErrorf("--concurrency must be at least 1")
 	case f.maxSubtasks < 1:
 		return usageErrorf("--max-subtasks must be at least 1")
+	case f.engine != "local" && f.engine != "dbos":
+		return usageErrorf("--engine must be local or dbos, not %q", f.engine)
 	}
 	mode, err := outputMode(f)
 	if err != nil {
@@ -282,6 +288,14 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		fd := int(stderr.(*os.File).Fd())
 		prog = newLiveProgress(stderr, func() int { w, _, _ := term.GetSize(fd); return w })
 		cfg.Progress = prog.event
+	}
+	if f.engine == "dbos" && cfg.Model != nil {
+		d, err := openCoordinator(ctx, f.databaseURL, cfg.Model)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		cfg.Engine, cfg.Documents = d.eng, d.docs
 	}
 	cfg.Span = telemetry.Spans(tracer)
 	actx, endAsk := telemetry.StartAsk(ctx, tracer, cfg.Provider, cfg.ModelName)

@@ -62,6 +62,10 @@ type Config struct {
 	PollInterval time.Duration
 	// Logger receives DBOS's logs (default: discarded).
 	Logger *slog.Logger
+	// EnqueueOnly makes this process a coordinator: FanOut enqueues on
+	// the queue and waits, and the process takes no work from it (only
+	// its own recovered work), leaving the items to the workers.
+	EnqueueOnly bool
 }
 
 // Engine runs items as DBOS workflows: Run in this process, FanOut on a
@@ -129,8 +133,13 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	stop, cancel := context.WithCancel(context.Background())
 	e := &Engine{dctx: dctx, tasks: tasks, poll: cfg.PollInterval, stop: stop, cancel: cancel}
 	dbos.RegisterWorkflow(dctx, e.workflow, dbos.WithWorkflowName(workflowName))
+	conflict := dbos.QueueConflictAlwaysUpdate
+	if cfg.EnqueueOnly {
+		// A coordinator leaves the limits the workers set alone.
+		conflict = dbos.QueueConflictNeverUpdate
+	}
 	opts := []dbos.QueueOption{dbos.WithWorkerConcurrency(cfg.WorkerConcurrency), dbos.WithQueueBasePollingInterval(cfg.PollInterval),
-		dbos.WithQueueOnConflict(dbos.QueueConflictAlwaysUpdate)}
+		dbos.WithQueueOnConflict(conflict)}
 	if cfg.GlobalConcurrency > 0 {
 		opts = append(opts, dbos.WithGlobalConcurrency(cfg.GlobalConcurrency))
 	}
@@ -140,6 +149,11 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	if e.queue, err = dbos.RegisterQueue(dctx, cfg.Queue, opts...); err != nil {
 		dbos.Shutdown(dctx, 10*time.Second)
 		return nil, fmt.Errorf("dbos engine: queue %q: %w", cfg.Queue, err)
+	}
+	if cfg.EnqueueOnly {
+		// DBOS listens to every queue unless told a set; a set naming
+		// no queue in use leaves only its internal queue.
+		dbos.ListenQueues(dctx, cfg.Queue+".enqueue-only")
 	}
 	if err := dbos.Launch(dctx); err != nil {
 		return nil, fmt.Errorf("dbos engine: launch: %w", err)

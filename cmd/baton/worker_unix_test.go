@@ -1,0 +1,320 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-dev/baton/internal/pgtest"
+	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/orchestrate"
+)
+
+const workerSecret = "sk-worker-secret-5151"
+
+// fiftyParts is a document of n sections, each with its own marker, and a
+// plan delegating one subtask to each.
+func fiftyParts(n int) (doc, plan string) {
+	var d strings.Builder
+	d.WriteString("# Plant log\n\nThe log of the plant.\n\n")
+	var subs []string
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&d, "## Part %d\n\nPart %d holds marker-%03d and nothing else.\n\n", i, i, i)
+		subs = append(subs, fmt.Sprintf(`{"task": "Summarise part %d", "skill": "summarization", "context_pointers": {"sections": ["Part %d"], "line_ranges": []}}`, i, i))
+	}
+	return d.String(), `{"subtasks": [` + strings.Join(subs, ",\n") + `], "reasoning": "one per part"}`
+}
+
+// partsScript plays the planner, a sub-agent that answers from its slice
+// after delay, and the synthesis. arrived, when set, is called with each
+// sub-agent request on arrival.
+func partsScript(plan string, delay time.Duration, arrived func(r llmtest.RecordedRequest)) llmtest.Rule {
+	return llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		switch {
+		case strings.Contains(r.System, "You are the planner"):
+			return llmtest.Text(plan)
+		case strings.Contains(r.System, "You are the synthesis step"):
+			return llmtest.Text("All parts summarised.")
+		}
+		if arrived != nil {
+			arrived(r)
+		}
+		user := r.Messages[len(r.Messages)-1].Content
+		_, after, _ := strings.Cut(user, "marker-")
+		rep := llmtest.Text("finding: marker-" + after[:min(3, len(after))])
+		rep.Delay = delay
+		return rep
+	})
+}
+
+// comparableRecord is a run record as JSON without what differs between
+// two runs of one ask: its ID, every time, and the order its calls
+// finished in.
+func comparableRecord(t *testing.T, data string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		t.Fatalf("record is not JSON: %v\n%s", err, data)
+	}
+	var strip func(v any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if k == "id" || strings.HasSuffix(k, "_ms") || strings.HasSuffix(k, "_at") {
+					delete(x, k)
+					continue
+				}
+				strip(e)
+			}
+		case []any:
+			for _, e := range x {
+				strip(e)
+			}
+		}
+	}
+	strip(v)
+	// The calls are listed as they finished, which is timing too.
+	if m, ok := v.(map[string]any); ok {
+		if calls, ok := m["calls"].([]any); ok {
+			key := func(c any) string {
+				x, _ := c.(map[string]any)
+				return fmt.Sprintf("%v/%06v", x["phase"], x["subtask"])
+			}
+			sort.SliceStable(calls, func(i, j int) bool { return key(calls[i]) < key(calls[j]) })
+		}
+	}
+	return v
+}
+
+// worker is a baton worker process.
+type workerProc struct {
+	cmd *exec.Cmd
+	out *lockedBuffer
+}
+
+func startWorker(t *testing.T, bin, url, id string, env ...string) *workerProc {
+	t.Helper()
+	w := &workerProc{out: &lockedBuffer{}}
+	w.cmd = exec.Command(bin, "worker", "--database-url", url, "--id", id, "--concurrency", "4", "--provider", "openai")
+	w.cmd.Env = append(os.Environ(), env...)
+	w.cmd.Stderr = w.out
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if w.cmd.ProcessState == nil {
+			w.cmd.Process.Kill()
+			w.cmd.Wait()
+		}
+	})
+	return w
+}
+
+// waitFor polls cond every 20ms until it holds or limit passes.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The issue's kill-and-restart acceptance: an ask of 50 delegated subtasks
+// through two baton worker processes, one killed with SIGKILL mid-run and
+// started again with its id. Every subtask gets its answer; a call whose
+// response was recorded is never sent again (only calls in flight at the
+// kill are); the record equals a local run's apart from times; the
+// provider key is in no table of the database.
+func TestAskThroughTwoWorkersOneKilledAndRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds baton and starts PostgreSQL and three processes")
+	}
+	isolateEnv(t)
+	const n = 50
+	const delay = 400 * time.Millisecond
+	srv := pgtest.Start(t)
+	url := srv.URL("baton_workers")
+	bin := buildBaton(t)
+	dir := t.TempDir()
+	doc, plan := fiftyParts(n)
+	docPath := filepath.Join(dir, "plant.md")
+	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	askArgs := func(runs string, extra ...string) []string {
+		return append([]string{"ask", "--doc", docPath, "--provider", "openai", "--json", "--max-subtasks", "50", "--concurrency", "50",
+			"--runs-dir", runs}, append(extra, "Summarise every part")...)
+	}
+
+	// The same ask in one process, for the record to compare with.
+	local := llmtest.NewServer(t, partsScript(plan, 0, nil))
+	lcmd := exec.Command(bin, askArgs(filepath.Join(dir, "local-runs"))...)
+	lcmd.Env = append(os.Environ(), "OPENAI_API_KEY="+workerSecret, "OPENAI_BASE_URL="+local.OpenAIBaseURL())
+	lout, err := lcmd.Output()
+	if err != nil {
+		t.Fatalf("local ask: %v", err)
+	}
+
+	var mu sync.Mutex
+	arrivals := map[[32]byte][]time.Time{}
+	s := llmtest.NewServer(t, partsScript(plan, delay, func(r llmtest.RecordedRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		h := sha256.Sum256(r.Body)
+		arrivals[h] = append(arrivals[h], time.Now())
+	}))
+	subagentCalls := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		k := 0
+		for _, a := range arrivals {
+			k += len(a)
+		}
+		return k
+	}
+	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + s.OpenAIBaseURL()}
+	if code, _, errOut := runBaton(t, "", "engine", "migrate", "--database-url", url); code != exitOK {
+		t.Fatalf("migrate: exit %d: %s", code, errOut)
+	}
+	a := startWorker(t, bin, url, "worker-a", env...)
+	b := startWorker(t, bin, url, "worker-b", env...)
+
+	ask := exec.Command(bin, askArgs(filepath.Join(dir, "runs"), "--engine", "dbos", "--database-url", url)...)
+	ask.Env = append(os.Environ(), env...)
+	var askOut, askErr bytes.Buffer
+	ask.Stdout, ask.Stderr = &askOut, &askErr
+	if err := ask.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ask.Wait() }()
+
+	// Kill worker a once it has answered some items and holds others.
+	waitFor(t, 60*time.Second, "worker a to finish some items", func() bool { return strings.Count(a.out.String(), " ok in ") >= 3 })
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.cmd.Wait()
+	killed := time.Now()
+	time.Sleep(500 * time.Millisecond)
+	a2 := startWorker(t, bin, url, "worker-a", env...)
+
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ask through the workers: %v\n%s\nworker a:\n%s\nworker a again:\n%s\nworker b:\n%s", err, askErr.String(), a.out, a2.out, b.out)
+		}
+	case <-time.After(3 * time.Minute):
+		ask.Process.Kill()
+		t.Fatalf("the ask did not finish\n%s\nworker a:\n%s\nworker a again:\n%s\nworker b:\n%s", askErr.String(), a.out, a2.out, b.out)
+	}
+	rec := decodeRecord(t, askOut.String())
+	for _, st := range rec.Subtasks {
+		want := fmt.Sprintf("finding: marker-%03d", st.Index+1)
+		if st.Status != orchestrate.StatusOK || st.Output != want {
+			t.Errorf("subtask %d: %s %q, want ok %q (%s)", st.Index+1, st.Status, st.Output, want, st.Error)
+		}
+	}
+	if len(rec.Subtasks) != n {
+		t.Fatalf("%d subtasks, want %d", len(rec.Subtasks), n)
+	}
+
+	// Each call was sent once, or twice when it was in flight at the kill.
+	mu.Lock()
+	again := 0
+	for _, at := range arrivals {
+		switch {
+		case len(at) > 2:
+			t.Errorf("one request was sent %d times", len(at))
+		case len(at) == 2:
+			again++
+			// Its first answer was due within the kill's reach: sent
+			// after killed-delay-2s (generous: the response must have
+			// been recorded for it to count).
+			if at[0].Before(killed.Add(-delay - 2*time.Second)) {
+				t.Errorf("a request answered %v before the kill was sent again", killed.Sub(at[0]))
+			}
+		}
+	}
+	if len(arrivals) != n {
+		t.Errorf("%d distinct sub-agent requests, want %d", len(arrivals), n)
+	}
+	mu.Unlock()
+	if again > 4 {
+		t.Errorf("%d requests sent again, more than the killed worker's 4 in flight", again)
+	}
+	t.Logf("%d sub-agent calls for %d subtasks; %d sent again after the kill", subagentCalls(), n, again)
+	if !strings.Contains(a2.out.String(), " ok in ") && again > 0 {
+		t.Logf("worker a again ran none of its recovered items (worker b may have): %s", a2.out)
+	}
+
+	if d := cmp.Diff(comparableRecord(t, string(lout)), comparableRecord(t, askOut.String())); d != "" {
+		t.Errorf("the distributed record differs from the local one (-local +distributed):\n%s", d)
+	}
+
+	// SIGTERM: the workers stop and exit 0.
+	for _, w := range []*workerProc{b, a2} {
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		if err := w.cmd.Wait(); err != nil {
+			t.Errorf("worker after SIGTERM: %v\n%s", err, w.out)
+		}
+	}
+	assertNotInDatabase(t, url, workerSecret)
+}
+
+// assertNotInDatabase checks that secret is in no row of any table.
+func assertNotInDatabase(t *testing.T, url, secret string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT table_schema, table_name FROM information_schema.tables
+		WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var s, n string
+		if err := rows.Scan(&s, &n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, pgx.Identifier{s, n}.Sanitize())
+	}
+	rows.Close()
+	if len(tables) < 3 {
+		t.Fatalf("only %d tables: %v", len(tables), tables)
+	}
+	for _, tb := range tables {
+		var k int
+		if err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s x WHERE x::text LIKE '%%' || $1 || '%%'`, tb), secret).Scan(&k); err != nil {
+			t.Fatalf("%s: %v", tb, err)
+		}
+		if k > 0 {
+			t.Errorf("the provider key is in %d rows of %s", k, tb)
+		}
+	}
+}
