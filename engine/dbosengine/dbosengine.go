@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-dev/baton/engine"
 )
@@ -62,6 +63,16 @@ type Config struct {
 	PollInterval time.Duration
 	// Logger receives DBOS's logs (default: discarded).
 	Logger *slog.Logger
+	// Heartbeat is how often the engine records that it is alive and
+	// looks for dead executors' work to adopt (default 5s). DeadAfter is
+	// how old an executor's last beat must be for it to count as dead
+	// (default 30s or six beats, whichever is longer; at least three beats). A dead executor's PENDING work
+	// is re-enqueued within DeadAfter + Heartbeat of its last beat: see
+	// adopt.go.
+	Heartbeat, DeadAfter time.Duration
+	// OnAdopt, when set, is told of each dead executor this engine
+	// adopted and the items it re-enqueued (a worker logs it).
+	OnAdopt func(executor string, items []string)
 }
 
 // Engine runs items as DBOS workflows: Run in this process, FanOut on a
@@ -76,6 +87,7 @@ type Engine struct {
 	// shuts down under them.
 	stop   context.Context
 	cancel context.CancelFunc
+	heart  *heart
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -114,6 +126,15 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	if cfg.Logger == nil {
 		cfg.Logger = quiet
 	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = defaultHeartbeat
+	}
+	if cfg.DeadAfter <= 0 {
+		cfg.DeadAfter = max(defaultDeadAfter, 6*cfg.Heartbeat)
+	}
+	if cfg.DeadAfter < 3*cfg.Heartbeat {
+		return nil, fmt.Errorf("dbos engine: DeadAfter %v must be at least three heartbeats (%v)", cfg.DeadAfter, 3*cfg.Heartbeat)
+	}
 	// Migrated first under baton's lock, so that workers starting at once
 	// never race on the schema; DBOS then only checks it.
 	if err := Migrate(ctx, cfg.DatabaseURL); err != nil {
@@ -126,8 +147,14 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	if err != nil {
 		return nil, fmt.Errorf("dbos engine: %w", err)
 	}
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("dbos engine: %w", err)
+	}
 	stop, cancel := context.WithCancel(context.Background())
 	e := &Engine{dctx: dctx, tasks: tasks, poll: cfg.PollInterval, stop: stop, cancel: cancel}
+	e.heart = &heart{pool: pool, dctx: dctx, id: cfg.ExecutorID, appName: cfg.AppName, appVersion: cfg.AppVersion,
+		every: cfg.Heartbeat, deadAfter: cfg.DeadAfter, onAdopt: cfg.OnAdopt, done: make(chan struct{})}
 	dbos.RegisterWorkflow(dctx, e.workflow, dbos.WithWorkflowName(workflowName))
 	opts := []dbos.QueueOption{dbos.WithWorkerConcurrency(cfg.WorkerConcurrency), dbos.WithQueueBasePollingInterval(cfg.PollInterval),
 		dbos.WithQueueOnConflict(dbos.QueueConflictAlwaysUpdate)}
@@ -139,11 +166,21 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	}
 	if e.queue, err = dbos.RegisterQueue(dctx, cfg.Queue, opts...); err != nil {
 		dbos.Shutdown(dctx, 10*time.Second)
+		pool.Close()
 		return nil, fmt.Errorf("dbos engine: queue %q: %w", cfg.Queue, err)
 	}
+	// The first beat goes before Launch, so that no live engine takes
+	// this executor for dead while it recovers its own work.
+	if err := e.heart.beat(ctx); err != nil {
+		dbos.Shutdown(dctx, 10*time.Second)
+		pool.Close()
+		return nil, fmt.Errorf("dbos engine: %w (has the database been migrated? baton engine migrate)", err)
+	}
 	if err := dbos.Launch(dctx); err != nil {
+		pool.Close()
 		return nil, fmt.Errorf("dbos engine: launch: %w", err)
 	}
+	go e.heart.run(stop)
 	return e, nil
 }
 
@@ -279,6 +316,10 @@ func (e *Engine) FanOut(ctx context.Context, items []engine.Item) []engine.Resul
 // ExecutorID launches again (or adopted by another).
 func (e *Engine) Close() error {
 	e.cancel()
+	// The beats stop, and the row stays: the items left PENDING here are
+	// adopted once it is stale, unless this ExecutorID comes back first.
+	<-e.heart.done
+	defer e.heart.pool.Close()
 	if err := dbos.Shutdown(e.dctx, 30*time.Second); err != nil {
 		return fmt.Errorf("dbos engine: shutdown: %w", err)
 	}
