@@ -56,7 +56,15 @@ type Config struct {
 	// GlobalConcurrency, when above 0, bounds the items running at once
 	// across all processes.
 	GlobalConcurrency int
-	// RateLimit, when set, bounds item starts across all processes.
+	// RateLimit, when set, bounds item starts across all processes
+	// (requests per minute: PerPeriod(rpm, time.Minute)).
+	//
+	// Both limits are the queue's, kept in its row and shared by every
+	// process: they are configured in one place (the process that sets
+	// them, e.g. the coordinator or one worker), and a process that
+	// leaves them unset keeps the ones stored rather than clearing them.
+	// A process that sets them replaces them for all; a RateLimit whose
+	// Limit is 0, or a GlobalConcurrency below 0, lifts that limit.
 	RateLimit *RateLimit
 	// PollInterval is how often the queue is polled for work and
 	// FanOut polls for results (default 100ms).
@@ -158,11 +166,17 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	dbos.RegisterWorkflow(dctx, e.workflow, dbos.WithWorkflowName(workflowName))
 	opts := []dbos.QueueOption{dbos.WithWorkerConcurrency(cfg.WorkerConcurrency), dbos.WithQueueBasePollingInterval(cfg.PollInterval),
 		dbos.WithQueueOnConflict(dbos.QueueConflictAlwaysUpdate)}
-	if cfg.GlobalConcurrency > 0 {
-		opts = append(opts, dbos.WithGlobalConcurrency(cfg.GlobalConcurrency))
+	global, rl, err := sharedLimits(dctx, cfg)
+	if err != nil {
+		dbos.Shutdown(dctx, 10*time.Second)
+		pool.Close()
+		return nil, fmt.Errorf("dbos engine: queue %q: %w", cfg.Queue, err)
 	}
-	if cfg.RateLimit != nil {
-		opts = append(opts, dbos.WithRateLimiter(&dbos.RateLimiter{Limit: cfg.RateLimit.Limit, Period: cfg.RateLimit.Period}))
+	if global > 0 {
+		opts = append(opts, dbos.WithGlobalConcurrency(global))
+	}
+	if rl != nil {
+		opts = append(opts, dbos.WithRateLimiter(&dbos.RateLimiter{Limit: rl.Limit, Period: rl.Period}))
 	}
 	if e.queue, err = dbos.RegisterQueue(dctx, cfg.Queue, opts...); err != nil {
 		dbos.Shutdown(dctx, 10*time.Second)
@@ -324,4 +338,42 @@ func (e *Engine) Close() error {
 		return fmt.Errorf("dbos engine: shutdown: %w", err)
 	}
 	return nil
+}
+
+// PerPeriod is a limit of n item starts per period across every process on
+// the queue (PerPeriod(60, time.Minute) is 60 requests per minute). A
+// period of 0 is a minute.
+func PerPeriod(n int, period time.Duration) *RateLimit {
+	if period <= 0 {
+		period = time.Minute
+	}
+	return &RateLimit{Limit: n, Period: period}
+}
+
+// sharedLimits is the global concurrency and rate limit to register the
+// queue with: cfg's where set, else the ones stored in the queue's row.
+// DBOS's registration overwrites the whole row, so a worker started without
+// limits would otherwise lift the limit another process set for everyone.
+func sharedLimits(dctx dbos.Context, cfg Config) (int, *RateLimit, error) {
+	global, rl := cfg.GlobalConcurrency, cfg.RateLimit
+	if global == 0 || rl == nil {
+		q, err := dbos.RetrieveQueue(dctx, cfg.Queue)
+		switch {
+		case errors.Is(err, dbos.ErrQueueNotFound):
+		case err != nil:
+			return 0, nil, fmt.Errorf("read its stored limits: %w", err)
+		default:
+			if n := q.GetGlobalConcurrency(); global == 0 && n != nil {
+				global = *n
+			}
+			if r := q.GetRateLimit(); rl == nil && r != nil {
+				rl = &RateLimit{Limit: r.Limit, Period: r.Period}
+			}
+		}
+	}
+	// An explicit lift: set, so not carried over, and registered as none.
+	if rl != nil && rl.Limit <= 0 {
+		rl = nil
+	}
+	return max(global, 0), rl, nil
 }
