@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-dev/baton/engine"
 )
@@ -55,7 +56,15 @@ type Config struct {
 	// GlobalConcurrency, when above 0, bounds the items running at once
 	// across all processes.
 	GlobalConcurrency int
-	// RateLimit, when set, bounds item starts across all processes.
+	// RateLimit, when set, bounds item starts across all processes
+	// (requests per minute: PerPeriod(rpm, time.Minute)).
+	//
+	// Both limits are the queue's, kept in its row and shared by every
+	// process: they are configured in one place (the process that sets
+	// them, e.g. the coordinator or one worker), and a process that
+	// leaves them unset keeps the ones stored rather than clearing them.
+	// A process that sets them replaces them for all; a RateLimit whose
+	// Limit is 0, or a GlobalConcurrency below 0, lifts that limit.
 	RateLimit *RateLimit
 	// PollInterval is how often the queue is polled for work and
 	// FanOut polls for results (default 100ms).
@@ -66,6 +75,16 @@ type Config struct {
 	// the queue and waits, and the process takes no work from it (only
 	// its own recovered work), leaving the items to the workers.
 	EnqueueOnly bool
+	// Heartbeat is how often the engine records that it is alive and
+	// looks for dead executors' work to adopt (default 5s). DeadAfter is
+	// how old an executor's last beat must be for it to count as dead
+	// (default 30s or six beats, whichever is longer; at least three beats). A dead executor's PENDING work
+	// is re-enqueued within DeadAfter + Heartbeat of its last beat: see
+	// adopt.go.
+	Heartbeat, DeadAfter time.Duration
+	// OnAdopt, when set, is told of each dead executor this engine
+	// adopted and the items it re-enqueued (a worker logs it).
+	OnAdopt func(executor string, items []string)
 }
 
 // Engine runs items as DBOS workflows: Run in this process, FanOut on a
@@ -80,6 +99,7 @@ type Engine struct {
 	// shuts down under them.
 	stop   context.Context
 	cancel context.CancelFunc
+	heart  *heart
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -118,6 +138,15 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	if cfg.Logger == nil {
 		cfg.Logger = quiet
 	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = defaultHeartbeat
+	}
+	if cfg.DeadAfter <= 0 {
+		cfg.DeadAfter = max(defaultDeadAfter, 6*cfg.Heartbeat)
+	}
+	if cfg.DeadAfter < 3*cfg.Heartbeat {
+		return nil, fmt.Errorf("dbos engine: DeadAfter %v must be at least three heartbeats (%v)", cfg.DeadAfter, 3*cfg.Heartbeat)
+	}
 	// Migrated first under baton's lock, so that workers starting at once
 	// never race on the schema; DBOS then only checks it.
 	if err := Migrate(ctx, cfg.DatabaseURL); err != nil {
@@ -130,8 +159,14 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	if err != nil {
 		return nil, fmt.Errorf("dbos engine: %w", err)
 	}
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("dbos engine: %w", err)
+	}
 	stop, cancel := context.WithCancel(context.Background())
 	e := &Engine{dctx: dctx, tasks: tasks, poll: cfg.PollInterval, stop: stop, cancel: cancel}
+	e.heart = &heart{pool: pool, dctx: dctx, id: cfg.ExecutorID, appName: cfg.AppName, appVersion: cfg.AppVersion,
+		every: cfg.Heartbeat, deadAfter: cfg.DeadAfter, onAdopt: cfg.OnAdopt, done: make(chan struct{})}
 	dbos.RegisterWorkflow(dctx, e.workflow, dbos.WithWorkflowName(workflowName))
 	conflict := dbos.QueueConflictAlwaysUpdate
 	if cfg.EnqueueOnly {
@@ -140,14 +175,21 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	}
 	opts := []dbos.QueueOption{dbos.WithWorkerConcurrency(cfg.WorkerConcurrency), dbos.WithQueueBasePollingInterval(cfg.PollInterval),
 		dbos.WithQueueOnConflict(conflict)}
-	if cfg.GlobalConcurrency > 0 {
-		opts = append(opts, dbos.WithGlobalConcurrency(cfg.GlobalConcurrency))
+	global, rl, err := sharedLimits(dctx, cfg)
+	if err != nil {
+		dbos.Shutdown(dctx, 10*time.Second)
+		pool.Close()
+		return nil, fmt.Errorf("dbos engine: queue %q: %w", cfg.Queue, err)
 	}
-	if cfg.RateLimit != nil {
-		opts = append(opts, dbos.WithRateLimiter(&dbos.RateLimiter{Limit: cfg.RateLimit.Limit, Period: cfg.RateLimit.Period}))
+	if global > 0 {
+		opts = append(opts, dbos.WithGlobalConcurrency(global))
+	}
+	if rl != nil {
+		opts = append(opts, dbos.WithRateLimiter(&dbos.RateLimiter{Limit: rl.Limit, Period: rl.Period}))
 	}
 	if e.queue, err = dbos.RegisterQueue(dctx, cfg.Queue, opts...); err != nil {
 		dbos.Shutdown(dctx, 10*time.Second)
+		pool.Close()
 		return nil, fmt.Errorf("dbos engine: queue %q: %w", cfg.Queue, err)
 	}
 	if cfg.EnqueueOnly {
@@ -155,9 +197,18 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 		// no queue in use leaves only its internal queue.
 		dbos.ListenQueues(dctx, cfg.Queue+".enqueue-only")
 	}
+	// The first beat goes before Launch, so that no live engine takes
+	// this executor for dead while it recovers its own work.
+	if err := e.heart.beat(ctx); err != nil {
+		dbos.Shutdown(dctx, 10*time.Second)
+		pool.Close()
+		return nil, fmt.Errorf("dbos engine: %w (has the database been migrated? baton engine migrate)", err)
+	}
 	if err := dbos.Launch(dctx); err != nil {
+		pool.Close()
 		return nil, fmt.Errorf("dbos engine: launch: %w", err)
 	}
+	go e.heart.run(stop)
 	return e, nil
 }
 
@@ -293,8 +344,50 @@ func (e *Engine) FanOut(ctx context.Context, items []engine.Item) []engine.Resul
 // ExecutorID launches again (or adopted by another).
 func (e *Engine) Close() error {
 	e.cancel()
+	// The beats stop, and the row stays: the items left PENDING here are
+	// adopted once it is stale, unless this ExecutorID comes back first.
+	<-e.heart.done
+	defer e.heart.pool.Close()
 	if err := dbos.Shutdown(e.dctx, 30*time.Second); err != nil {
 		return fmt.Errorf("dbos engine: shutdown: %w", err)
 	}
 	return nil
+}
+
+// PerPeriod is a limit of n item starts per period across every process on
+// the queue (PerPeriod(60, time.Minute) is 60 requests per minute). A
+// period of 0 is a minute.
+func PerPeriod(n int, period time.Duration) *RateLimit {
+	if period <= 0 {
+		period = time.Minute
+	}
+	return &RateLimit{Limit: n, Period: period}
+}
+
+// sharedLimits is the global concurrency and rate limit to register the
+// queue with: cfg's where set, else the ones stored in the queue's row.
+// DBOS's registration overwrites the whole row, so a worker started without
+// limits would otherwise lift the limit another process set for everyone.
+func sharedLimits(dctx dbos.Context, cfg Config) (int, *RateLimit, error) {
+	global, rl := cfg.GlobalConcurrency, cfg.RateLimit
+	if global == 0 || rl == nil {
+		q, err := dbos.RetrieveQueue(dctx, cfg.Queue)
+		switch {
+		case errors.Is(err, dbos.ErrQueueNotFound):
+		case err != nil:
+			return 0, nil, fmt.Errorf("read its stored limits: %w", err)
+		default:
+			if n := q.GetGlobalConcurrency(); global == 0 && n != nil {
+				global = *n
+			}
+			if r := q.GetRateLimit(); rl == nil && r != nil {
+				rl = &RateLimit{Limit: r.Limit, Period: r.Period}
+			}
+		}
+	}
+	// An explicit lift: set, so not carried over, and registered as none.
+	if rl != nil && rl.Limit <= 0 {
+		rl = nil
+	}
+	return max(global, 0), rl, nil
 }

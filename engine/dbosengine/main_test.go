@@ -29,8 +29,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	if os.Getenv("BATON_TEST_CHILD") == "1" {
+	switch os.Getenv("BATON_TEST_CHILD") {
+	case "1":
 		os.Exit(child())
+	case "fanout":
+		os.Exit(fanoutChild())
 	}
 	pgtest.Main(m)
 }

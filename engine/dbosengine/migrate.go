@@ -19,7 +19,8 @@ import (
 const migrateLock int64 = 0x6261746f6e01 // "baton" and 1
 
 // Migrate creates the system database when it does not exist and DBOS's
-// schema in it, or brings the schema up to this DBOS version. Any number of
+// schema in it, or brings the schema up to this DBOS version, and baton's
+// own table of executor heartbeats (schema baton). Any number of
 // processes may call it at once: the database is created by one of them
 // and the migrations run under an advisory lock, one process after the
 // other (the later ones find nothing to do).
@@ -36,6 +37,9 @@ func Migrate(ctx context.Context, databaseURL string) error {
 	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", migrateLock)
 	if err := dbos.Migrate(ctx, databaseURL, dbos.WithMigrateLogger(quiet)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := conn.Exec(ctx, executorsDDL); err != nil {
+		return fmt.Errorf("migrate: baton's tables: %w", err)
 	}
 	return nil
 }
