@@ -23,6 +23,8 @@ type workerFlags struct {
 	databaseURL string
 	id          string
 	concurrency int
+	heartbeat   time.Duration
+	deadAfter   time.Duration
 	models      modelFlags
 }
 
@@ -47,7 +49,15 @@ the queue's row, one for all the queue's workers: the last worker to start
 sets it.
 
 On SIGTERM the worker stops taking items; the items it was running are
-released unfinished, to be continued when it starts again with its id.`,
+released unfinished, to be continued when it starts again with its id.
+
+Every worker (and every coordinating ask) records a heartbeat in the database
+every --heartbeat. A worker whose last beat is older than --dead-after is taken
+for dead, and a live worker adopts the work it left unfinished: its items are
+put back on the queue and continue from their last recorded call. That happens
+at most --dead-after plus --heartbeat after the dead worker's last beat (35 s
+with the defaults). A worker that starts again with its id before then takes
+its own work back instead.`,
 		Example: `  baton engine migrate --database-url postgres://baton@db/baton
   ANTHROPIC_API_KEY=... baton worker --database-url postgres://baton@db/baton --id worker-1 --concurrency 8`,
 		Args: cobra.NoArgs,
@@ -57,6 +67,8 @@ released unfinished, to be continued when it starts again with its id.`,
 	fl.StringVar(&f.databaseURL, "database-url", "", "PostgreSQL URL (default $BATON_DATABASE_URL)")
 	fl.StringVar(&f.id, "id", "", "this worker's stable name in the database (default: the host name)")
 	fl.IntVar(&f.concurrency, "concurrency", 4, "items this worker runs at once")
+	fl.DurationVar(&f.heartbeat, "heartbeat", 5*time.Second, "how often this worker records that it is alive and looks for dead workers' items to adopt")
+	fl.DurationVar(&f.deadAfter, "dead-after", 30*time.Second, "how old another worker's last heartbeat must be for its unfinished items to be adopted (at least three heartbeats)")
 	f.models.register(fl)
 	return cmd
 }
@@ -64,8 +76,13 @@ released unfinished, to be continued when it starts again with its id.`,
 func runWorker(cmd *cobra.Command, f workerFlags) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
-	if f.concurrency < 1 {
+	switch {
+	case f.concurrency < 1:
 		return usageErrorf("--concurrency must be at least 1")
+	case f.heartbeat <= 0:
+		return usageErrorf("--heartbeat must be above 0")
+	case f.deadAfter < 3*f.heartbeat:
+		return usageErrorf("--dead-after %v must be at least three heartbeats (%v), so that a slow beat is not taken for a death", f.deadAfter, 3*f.heartbeat)
 	}
 	url, err := databaseURL(f.databaseURL)
 	if err != nil {
@@ -84,7 +101,9 @@ func runWorker(cmd *cobra.Command, f workerFlags) error {
 	version := appVersion()
 	// Opened outside ctx: the signal that ends ctx must not cut the
 	// engine's own connections before Close releases the items.
-	d, err := openDistributed(context.WithoutCancel(ctx), url, dbosengine.Config{ExecutorID: f.id, WorkerConcurrency: f.concurrency}, model, log.wrap)
+	d, err := openDistributed(context.WithoutCancel(ctx), url, dbosengine.Config{
+		ExecutorID: f.id, WorkerConcurrency: f.concurrency, Heartbeat: f.heartbeat, DeadAfter: f.deadAfter, OnAdopt: log.adopted,
+	}, model, log.wrap)
 	if err != nil {
 		return err
 	}
@@ -128,6 +147,18 @@ type itemLog struct {
 	mu sync.Mutex
 	w  io.Writer
 	id string
+}
+
+// adopted is the line for a dead worker's items this worker put back on
+// the queue.
+func (l *itemLog) adopted(executor string, items []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(items) == 0 {
+		fmt.Fprintf(l.w, "baton worker %s: %s's last heartbeat is too old; it left no unfinished items\n", l.id, executor)
+		return
+	}
+	fmt.Fprintf(l.w, "baton worker %s: adopted %d unfinished items of %s, whose last heartbeat is too old\n", l.id, len(items), executor)
 }
 
 func (l *itemLog) wrap(task engine.Task) engine.Task {

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,7 +114,7 @@ type workerProc struct {
 func startWorker(t *testing.T, bin, url, id string, env ...string) *workerProc {
 	t.Helper()
 	w := &workerProc{out: &lockedBuffer{}}
-	w.cmd = exec.Command(bin, "worker", "--database-url", url, "--id", id, "--concurrency", "4", "--provider", "openai")
+	w.cmd = exec.Command(bin, append([]string{"worker", "--database-url", url, "--id", id, "--concurrency", "4", "--provider", "openai"}, testBeatFlags...)...)
 	w.cmd.Env = append(os.Environ(), env...)
 	w.cmd.Stderr = w.out
 	if err := w.cmd.Start(); err != nil {
@@ -146,6 +148,26 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 // kill are); the record equals a local run's apart from times; the
 // provider key is in no table of the database.
 func TestAskThroughTwoWorkersOneKilledAndRestarted(t *testing.T) {
+	killedWorkerAsk(t, true)
+}
+
+// The issue's kill-and-adopt acceptance: the same, but the killed worker
+// never comes back. The survivor finds its heartbeat stale, adopts its
+// unfinished items (saying so on stderr) and the ask completes with every
+// answer, no recorded call sent again.
+func TestAskThroughTwoWorkersOneKilledAndAdopted(t *testing.T) {
+	killedWorkerAsk(t, false)
+}
+
+// Heartbeats for the kill tests: a killed worker is taken for dead a
+// second after its last beat.
+var testBeatFlags = []string{"--heartbeat", "200ms", "--dead-after", "1s"}
+
+// killedWorkerAsk runs an ask of 50 subtasks through workers a and b, kills
+// a once it has answered some items and holds others, and then either
+// starts a again with its id (restart) or leaves b to adopt a's work.
+func killedWorkerAsk(t *testing.T, restart bool) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds baton and starts PostgreSQL and three processes")
 	}
@@ -175,14 +197,23 @@ func TestAskThroughTwoWorkersOneKilledAndRestarted(t *testing.T) {
 		t.Fatalf("local ask: %v", err)
 	}
 
+	// Worker a has a fake of its own, so that the test knows when a
+	// holds a call in flight; the requests of both are counted together.
 	var mu sync.Mutex
 	arrivals := map[[32]byte][]time.Time{}
-	s := llmtest.NewServer(t, partsScript(plan, delay, func(r llmtest.RecordedRequest) {
-		mu.Lock()
-		defer mu.Unlock()
-		h := sha256.Sum256(r.Body)
-		arrivals[h] = append(arrivals[h], time.Now())
-	}))
+	var lastAtA time.Time
+	fake := func(isA bool) *llmtest.Server {
+		return llmtest.NewServer(t, partsScript(plan, delay, func(r llmtest.RecordedRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			h := sha256.Sum256(r.Body)
+			arrivals[h] = append(arrivals[h], time.Now())
+			if isA {
+				lastAtA = time.Now()
+			}
+		}))
+	}
+	sA, sB := fake(true), fake(false)
 	subagentCalls := func() int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -192,11 +223,12 @@ func TestAskThroughTwoWorkersOneKilledAndRestarted(t *testing.T) {
 		}
 		return k
 	}
-	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + s.OpenAIBaseURL()}
+	envA := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + sA.OpenAIBaseURL()}
+	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + sB.OpenAIBaseURL()}
 	if code, _, errOut := runBaton(t, "", "engine", "migrate", "--database-url", url); code != exitOK {
 		t.Fatalf("migrate: exit %d: %s", code, errOut)
 	}
-	a := startWorker(t, bin, url, "worker-a", env...)
+	a := startWorker(t, bin, url, "worker-a", envA...)
 	b := startWorker(t, bin, url, "worker-b", env...)
 
 	ask := exec.Command(bin, askArgs(filepath.Join(dir, "runs"), "--engine", "dbos", "--database-url", url)...)
@@ -209,24 +241,37 @@ func TestAskThroughTwoWorkersOneKilledAndRestarted(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- ask.Wait() }()
 
-	// Kill worker a once it has answered some items and holds others.
-	waitFor(t, 60*time.Second, "worker a to finish some items", func() bool { return strings.Count(a.out.String(), " ok in ") >= 3 })
+	// Kill worker a once it has answered some items and holds at least
+	// one call in flight: one that reached its fake less than half a
+	// delay ago, so its answer is not yet back.
+	waitFor(t, 60*time.Second, "worker a to finish some items and hold another", func() bool {
+		mu.Lock()
+		busy := time.Since(lastAtA) < delay/2
+		mu.Unlock()
+		return busy && strings.Count(a.out.String(), " ok in ") >= 3
+	})
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	a.cmd.Wait()
 	killed := time.Now()
-	time.Sleep(500 * time.Millisecond)
-	a2 := startWorker(t, bin, url, "worker-a", env...)
+	a2 := &workerProc{out: &lockedBuffer{}}
+	if restart {
+		time.Sleep(500 * time.Millisecond)
+		a2 = startWorker(t, bin, url, "worker-a", envA...)
+	}
+	logs := func() string {
+		return fmt.Sprintf("%s\nworker a:\n%s\nworker a again:\n%s\nworker b:\n%s", askErr.String(), a.out, a2.out, b.out)
+	}
 
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("ask through the workers: %v\n%s\nworker a:\n%s\nworker a again:\n%s\nworker b:\n%s", err, askErr.String(), a.out, a2.out, b.out)
+			t.Fatalf("ask through the workers: %v\n%s", err, logs())
 		}
 	case <-time.After(3 * time.Minute):
 		ask.Process.Kill()
-		t.Fatalf("the ask did not finish\n%s\nworker a:\n%s\nworker a again:\n%s\nworker b:\n%s", askErr.String(), a.out, a2.out, b.out)
+		t.Fatalf("the ask did not finish\n%s", logs())
 	}
 	rec := decodeRecord(t, askOut.String())
 	for _, st := range rec.Subtasks {
@@ -260,12 +305,23 @@ func TestAskThroughTwoWorkersOneKilledAndRestarted(t *testing.T) {
 		t.Errorf("%d distinct sub-agent requests, want %d", len(arrivals), n)
 	}
 	mu.Unlock()
+	if again == 0 {
+		t.Errorf("no call was sent again, yet worker a was killed holding one in flight")
+	}
 	if again > 4 {
 		t.Errorf("%d requests sent again, more than the killed worker's 4 in flight", again)
 	}
 	t.Logf("%d sub-agent calls for %d subtasks; %d sent again after the kill", subagentCalls(), n, again)
-	if !strings.Contains(a2.out.String(), " ok in ") && again > 0 {
-		t.Logf("worker a again ran none of its recovered items (worker b may have): %s", a2.out)
+	if !restart {
+		// The survivor says it adopted a's items. With a 1 s dead-after
+		// and 200 ms beats the bound is 1.2 s after a's last beat; the
+		// check allows ten times that for a loaded machine.
+		line := regexp.MustCompile(`baton worker worker-b: adopted (\d+) unfinished items of worker-a`).FindStringSubmatch(b.out.String())
+		if line == nil {
+			t.Errorf("worker b never said it adopted worker a's items:\n%s", b.out)
+		} else if k, _ := strconv.Atoi(line[1]); k < 1 || k > 4 {
+			t.Errorf("worker b adopted %d items, want 1 to 4 (a's concurrency)", k)
+		}
 	}
 
 	if d := cmp.Diff(comparableRecord(t, string(lout)), comparableRecord(t, askOut.String())); d != "" {
@@ -274,6 +330,9 @@ func TestAskThroughTwoWorkersOneKilledAndRestarted(t *testing.T) {
 
 	// SIGTERM: the workers stop and exit 0.
 	for _, w := range []*workerProc{b, a2} {
+		if w.cmd == nil {
+			continue
+		}
 		w.cmd.Process.Signal(syscall.SIGTERM)
 		if err := w.cmd.Wait(); err != nil {
 			t.Errorf("worker after SIGTERM: %v\n%s", err, w.out)
