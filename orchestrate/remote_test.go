@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/engine/local"
+	"github.com/baton-dev/baton/internal/recordcmp"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
 )
@@ -51,29 +52,11 @@ func comparable(t *testing.T, rec *orchestrate.Record) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	v, err := recordcmp.Comparable(b)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var strip func(v any) any
-	strip = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				if k == "id" || strings.HasSuffix(k, "_ms") || strings.HasSuffix(k, "_at") {
-					delete(x, k)
-					continue
-				}
-				x[k] = strip(e)
-			}
-		case []any:
-			for i := range x {
-				x[i] = strip(x[i])
-			}
-		}
-		return v
-	}
-	return strip(v)
+	return v
 }
 
 // An ask whose sub-agent calls run as engine items records what the same

@@ -6,13 +6,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/baton-dev/baton/internal/pgtest"
+	"github.com/baton-dev/baton/internal/recordcmp"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
 )
@@ -65,42 +64,13 @@ func partsScript(plan string, delay time.Duration, arrived func(r llmtest.Record
 	})
 }
 
-// comparableRecord is a run record as JSON without what differs between
-// two runs of one ask: its ID, every time, and the order its calls
-// finished in.
+// comparableRecord is a record as plain values without what differs
+// between two runs of one ask (see internal/recordcmp).
 func comparableRecord(t *testing.T, data string) any {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(data), &v); err != nil {
-		t.Fatalf("record is not JSON: %v\n%s", err, data)
-	}
-	var strip func(v any)
-	strip = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				if k == "id" || strings.HasSuffix(k, "_ms") || strings.HasSuffix(k, "_at") {
-					delete(x, k)
-					continue
-				}
-				strip(e)
-			}
-		case []any:
-			for _, e := range x {
-				strip(e)
-			}
-		}
-	}
-	strip(v)
-	// The calls are listed as they finished, which is timing too.
-	if m, ok := v.(map[string]any); ok {
-		if calls, ok := m["calls"].([]any); ok {
-			key := func(c any) string {
-				x, _ := c.(map[string]any)
-				return fmt.Sprintf("%v/%06v", x["phase"], x["subtask"])
-			}
-			sort.SliceStable(calls, func(i, j int) bool { return key(calls[i]) < key(calls[j]) })
-		}
+	v, err := recordcmp.Comparable([]byte(data))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
 	}
 	return v
 }
