@@ -98,11 +98,12 @@ type Config struct {
 	// span to the part's model calls; end closes it with the part's error.
 	// It is called from several goroutines at once.
 	Span func(ctx context.Context, part string, sub *SubtaskResult) (context.Context, func(err error))
-	// Engine, when set, runs each delegated subtask's whole-slice call as
-	// an engine item (SubagentTask) instead of in this process: with the
+	// Engine, when set, runs every sub-agent call as an engine item
+	// instead of in this process: a delegated subtask's whole-slice call
+	// as SubagentTask, its map and reduce calls as CallTask; with the
 	// dbos engine, on whichever worker takes it. Documents then keeps the
-	// context, which items name by hash. Map and reduce calls still run
-	// here.
+	// context, which items name by hash. The planner and the synthesis
+	// run here.
 	Engine    engine.Engine
 	Documents Documents
 }

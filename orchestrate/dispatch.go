@@ -275,7 +275,7 @@ func (r *run) runSubtask(ctx context.Context, j *job) (string, error) {
 		return r.mapReduce(ctx, j, err)
 	}
 	res.PromptTokens = n
-	resp, err := r.subCall(ctx, j, callWhole, func() (*llm.Request, int, error) { return r.wholeRequest(j), n, nil })
+	resp, err := r.subCall(ctx, j, callWhole, "", func() (*llm.Request, int, error) { return r.wholeRequest(j), n, nil })
 	if err != nil {
 		return "", err
 	}
@@ -294,8 +294,10 @@ const (
 // and the run, the call in the map or reduce counter. build makes the
 // request and its count only once the slot is taken, so that the requests
 // alive at any time are those in flight; an error from build (a request
-// over its window) is returned before anything is sent or booked.
-func (r *run) subCall(ctx context.Context, j *job, kind int, build func() (*llm.Request, int, error)) (*llm.Response, error) {
+// over its window) is returned before anything is sent or booked. part is
+// the piece of the subtask's slice a map request carries ("" for the
+// others): through an engine, the item names it by place, not by copy.
+func (r *run) subCall(ctx context.Context, j *job, kind int, part string, build func() (*llm.Request, int, error)) (*llm.Response, error) {
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -334,9 +336,12 @@ func (r *run) subCall(ctx context.Context, j *job, kind int, build func() (*llm.
 	}
 	cctx, done := r.startCall(ctx, phase, j.i, "", n)
 	var resp *llm.Response
-	if r.cfg.Engine != nil && kind == callWhole {
+	switch {
+	case r.cfg.Engine != nil && kind == callWhole:
 		resp, err = r.remote(cctx, j, req)
-	} else {
+	case r.cfg.Engine != nil:
+		resp, err = r.remoteCall(cctx, j, req, part)
+	default:
 		resp, err = generateRecovered(cctx, r.cfg.Model, req)
 	}
 	done(resp, err)

@@ -141,7 +141,7 @@ func (r *run) mapReduce(ctx context.Context, j *job, why error) (string, error) 
 func (r *run) mapPart(ctx context.Context, j *job, text string, budget int, num string, of, first, last int) ([]partial, error) {
 	label := fmt.Sprintf("part %s of %d (lines %d-%d)", num, of, first, last)
 	var over *WindowError
-	resp, err := r.subCall(ctx, j, callMap, func() (*llm.Request, int, error) {
+	resp, err := r.subCall(ctx, j, callMap, text, func() (*llm.Request, int, error) {
 		req, n := r.mapRequest(j, text, label)
 		if err := r.fits(fmt.Sprintf("subtask %d map %s", j.i+1, label), req, n); err != nil {
 			errors.As(err, &over)
@@ -180,7 +180,7 @@ func (r *run) reduce(ctx context.Context, j *job, partials []partial) (string, e
 	budget := room - frame - int(float64(room)*partSlack) - 8
 	size := func(p partial) int { return r.count(p.render()) }
 	out, err := mapreduce.Reduce(ctx, partials, budget, r.cfg.Concurrency, size, func(ctx context.Context, g mapreduce.Group[partial]) (partial, error) {
-		resp, err := r.subCall(ctx, j, callReduce, func() (*llm.Request, int, error) {
+		resp, err := r.subCall(ctx, j, callReduce, "", func() (*llm.Request, int, error) {
 			req := r.subagentRequest(reduceSystem, r.reduceUser(j, g.Items))
 			n := r.requestTokens(req)
 			if err := r.fits(fmt.Sprintf("subtask %d reduce round %d, group %d of %d", j.i+1, g.Round, g.Index+1, g.Of), req, n); err != nil {

@@ -74,15 +74,8 @@ func RequestHash(req *llm.Request) (string, error) {
 // remote sends subtask j's one whole-slice request through the engine as
 // an item, after storing the context once.
 func (r *run) remote(ctx context.Context, j *job, req *llm.Request) (*llm.Response, error) {
-	if r.cfg.Documents == nil {
-		return nil, errors.New("an engine was given without a document store")
-	}
-	r.docOnce.Do(func() {
-		r.docHash = ContentHash(r.cfg.Context)
-		r.docErr = r.cfg.Documents.Put(ctx, r.docHash, []byte(r.cfg.Context))
-	})
-	if r.docErr != nil {
-		return nil, fmt.Errorf("store the context: %w", r.docErr)
+	if err := r.storeContext(ctx); err != nil {
+		return nil, err
 	}
 	hash, err := RequestHash(req)
 	if err != nil {
@@ -112,6 +105,21 @@ func (r *run) remote(ctx context.Context, j *job, req *llm.Request) (*llm.Respon
 	return &resp, nil
 }
 
+// storeContext puts the context in the document store once per ask.
+func (r *run) storeContext(ctx context.Context) error {
+	if r.cfg.Documents == nil {
+		return errors.New("an engine was given without a document store")
+	}
+	r.docOnce.Do(func() {
+		r.docHash = ContentHash(r.cfg.Context)
+		r.docErr = r.cfg.Documents.Put(ctx, r.docHash, []byte(r.cfg.Context))
+	})
+	if r.docErr != nil {
+		return fmt.Errorf("store the context: %w", r.docErr)
+	}
+	return nil
+}
+
 // NewSubagentTask is the task a worker runs for a SubagentInput: it reads
 // the document by hash, cuts the slice with the same assembler, builds the
 // same request the coordinator built and sends it to model as one recorded
@@ -135,30 +143,14 @@ func NewSubagentTask(model llm.Model, docs Documents) engine.Task {
 		if hash != in.RequestHash {
 			return nil, fmt.Errorf("sub-agent item (skill %q): %w", in.Skill, ErrRequestMismatch)
 		}
-		return engine.Step(ctx, "llm-"+hash, func(sctx context.Context) ([]byte, error) {
-			resp, err := generateRecovered(sctx, model, req)
-			if err != nil {
-				return nil, err
-			}
-			out, err := json.Marshal(resp)
-			if err != nil {
-				return nil, fmt.Errorf("encode the response: %w", err)
-			}
-			if len(out) > maxSubagentOutput {
-				return nil, fmt.Errorf("the sub-agent's response is %d bytes, over the %d-byte bound", len(out), maxSubagentOutput)
-			}
-			return out, nil
-		})
+		return recordedCall(ctx, model, req, hash)
 	}
 }
 
 // BuildSubagentRequest cuts in's slice of doc as the assembler cut it for
 // the coordinator (cut in dispatch.go) and builds the request over it.
 func BuildSubagentRequest(doc *slice.Document, in SubagentInput) *llm.Request {
-	text := doc.Text()
-	if !in.Whole && !(len(in.Pointers.Sections) == 0 && len(in.Pointers.LineRanges) == 0) {
-		text = doc.Extract(in.Pointers).Text
-	}
+	text := sliceText(doc, in.Whole, in.Pointers)
 	return &llm.Request{
 		Model:       in.Model,
 		System:      in.System,
@@ -167,6 +159,15 @@ func BuildSubagentRequest(doc *slice.Document, in SubagentInput) *llm.Request {
 		MaxTokens:   in.MaxTokens,
 		Stream:      in.Stream,
 	}
+}
+
+// sliceText is the text of a subtask's slice: the whole document, or what
+// its pointers extract (no pointers is the whole document too).
+func sliceText(doc *slice.Document, whole bool, p slice.Pointers) string {
+	if whole || (len(p.Sections) == 0 && len(p.LineRanges) == 0) {
+		return doc.Text()
+	}
+	return doc.Extract(p).Text
 }
 
 // docCache keeps the last document parsed: the items of one ask all name

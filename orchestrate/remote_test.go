@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/engine/local"
@@ -46,6 +47,13 @@ func (d *memDocs) Get(_ context.Context, hash string) ([]byte, error) {
 
 // comparable is a record as JSON with what may differ between two runs of
 // the same ask left out: its ID and every time.
+// diffRecords is the difference between two records, without what differs
+// between any two runs of one ask.
+func diffRecords(t *testing.T, a, b *orchestrate.Record) string {
+	t.Helper()
+	return cmp.Diff(comparable(t, a), comparable(t, b))
+}
+
 func comparable(t *testing.T, rec *orchestrate.Record) any {
 	t.Helper()
 	b, err := json.Marshal(rec)
@@ -101,9 +109,7 @@ func TestAskThroughAnEngineRecordsTheSame(t *testing.T) {
 	if docs.puts != 1 {
 		t.Errorf("the document was stored %d times, want once", docs.puts)
 	}
-	if a, b := comparable(t, want), comparable(t, got); !reflect.DeepEqual(a, b) {
-		ja, _ := json.MarshalIndent(a, "", " ")
-		jb, _ := json.MarshalIndent(b, "", " ")
-		t.Errorf("records differ:\nin process:\n%s\nthrough the engine:\n%s", ja, jb)
+	if d := diffRecords(t, want, got); d != "" {
+		t.Errorf("records differ (-in process +through the engine):\n%s", d)
 	}
 }

@@ -43,19 +43,24 @@ func (d *distributed) Close() error {
 }
 
 // openDistributed opens the document store and the dbos engine with the
-// sub-agent task over model (each process its own, with its own keys).
+// sub-agent and map/reduce call tasks over model (each process its own, with its own keys).
 // wrap, when set, wraps the task (the worker's log line per item).
 func openDistributed(ctx context.Context, url string, cfg dbosengine.Config, model llm.Model, wrap func(engine.Task) engine.Task) (*distributed, error) {
 	docs, err := docstore.Open(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	task := orchestrate.NewSubagentTask(model, docs)
+	tasks := engine.Tasks{
+		orchestrate.SubagentTask: orchestrate.NewSubagentTask(model, docs),
+		orchestrate.CallTask:     orchestrate.NewCallTask(model, docs),
+	}
 	if wrap != nil {
-		task = wrap(task)
+		for name, task := range tasks {
+			tasks[name] = wrap(task)
+		}
 	}
 	cfg.DatabaseURL, cfg.AppVersion = url, appVersion()
-	eng, err := dbosengine.Open(ctx, cfg, engine.Tasks{orchestrate.SubagentTask: task})
+	eng, err := dbosengine.Open(ctx, cfg, tasks)
 	if err != nil {
 		docs.Close()
 		return nil, err

@@ -12,7 +12,7 @@ import (
 )
 
 // Comparable decodes a record's JSON into plain values without its ID and
-// times, with its calls in a fixed order (by phase, then subtask).
+// times, with its calls in a fixed order (by phase, subtask, then content).
 func Comparable(data []byte) (any, error) {
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
@@ -44,10 +44,12 @@ func strip(v any) {
 	}
 }
 
-// callKey orders calls by phase and subtask; subtask numbers are small
-// non-negative integers or -1, and are zero-padded to sort as numbers.
+// callKey orders calls by phase and subtask (subtask numbers are small
+// integers from -1, zero-padded to sort as numbers), then by the rest of
+// the call (a subtask's map calls, which finish in any order).
 func callKey(c any) string {
 	x, _ := c.(map[string]any)
 	n, _ := x["subtask"].(float64)
-	return fmt.Sprintf("%v/%08d", x["phase"], int(n)+1)
+	rest, _ := json.Marshal(x)
+	return fmt.Sprintf("%v/%08d/%s", x["phase"], int(n)+1, rest)
 }
