@@ -109,7 +109,9 @@ func runWorker(cmd *cobra.Command, f workerFlags) error {
 	}
 	fmt.Fprintf(stderr, "baton worker %s: version %s, taking up to %d items at once from queue baton\n", f.id, version, f.concurrency)
 	warned := map[string]bool{}
-	tick := time.NewTicker(10 * time.Second)
+	// Waiting work of other versions is looked for every heartbeat, at
+	// most once a second and at least every ten.
+	tick := time.NewTicker(min(max(f.heartbeat, time.Second), 10*time.Second))
 	defer tick.Stop()
 	for {
 		warnOtherVersions(ctx, stderr, url, f.id, version, warned)

@@ -347,3 +347,73 @@ func assertNotInDatabase(t *testing.T, url, secret string) {
 		}
 	}
 }
+
+// Version safety: a worker of another application version refuses the
+// waiting work with a line naming both versions and sends nothing; a worker
+// of the coordinator's version then takes it and the ask completes.
+func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds baton and starts PostgreSQL and three processes")
+	}
+	isolateEnv(t)
+	const n = 3
+	srv := pgtest.Start(t)
+	url := srv.URL("baton_versions")
+	bin := buildBaton(t)
+	dir := t.TempDir()
+	doc, plan := fiftyParts(n)
+	docPath := filepath.Join(dir, "plant.md")
+	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sent := 0
+	s := llmtest.NewServer(t, partsScript(plan, 0, func(llmtest.RecordedRequest) { mu.Lock(); sent++; mu.Unlock() }))
+	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + s.OpenAIBaseURL()}
+	if code, _, errOut := runBaton(t, "", "engine", "migrate", "--database-url", url); code != exitOK {
+		t.Fatalf("migrate: exit %d: %s", code, errOut)
+	}
+	ask := exec.Command(bin, "ask", "--doc", docPath, "--provider", "openai", "--json", "--engine", "dbos", "--database-url", url,
+		"--runs-dir", filepath.Join(dir, "runs"), "Summarise every part")
+	ask.Env = append(os.Environ(), append(env, "BATON_APP_VERSION=v1")...)
+	var askOut, askErr bytes.Buffer
+	ask.Stdout, ask.Stderr = &askOut, &askErr
+	if err := ask.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ask.Wait() }()
+	t.Cleanup(func() {
+		if ask.ProcessState == nil {
+			ask.Process.Kill()
+			<-done
+		}
+	})
+
+	other := startWorker(t, bin, url, "worker-v2", append(env, "BATON_APP_VERSION=v2")...)
+	refusal := regexp.MustCompile(`baton worker worker-v2: refusing \d+ waiting items of version "v1"; this worker is version "v2"`)
+	waitFor(t, 60*time.Second, "the v2 worker to refuse the v1 work", func() bool { return refusal.MatchString(other.out.String()) })
+	time.Sleep(time.Second)
+	mu.Lock()
+	if sent != 0 {
+		t.Errorf("the v2 worker sent %d sub-agent calls of v1 work", sent)
+	}
+	mu.Unlock()
+	if strings.Contains(other.out.String(), " ok in ") {
+		t.Errorf("the v2 worker ran v1 items:\n%s", other.out)
+	}
+
+	same := startWorker(t, bin, url, "worker-v1", append(env, "BATON_APP_VERSION=v1")...)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ask: %v\n%s\nworker v1:\n%s", err, askErr.String(), same.out)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the ask did not finish\n%s\nworker v1:\n%s", askErr.String(), same.out)
+	}
+	rec := decodeRecord(t, askOut.String())
+	if len(rec.Subtasks) != n || strings.Count(same.out.String(), " ok in ") != n {
+		t.Errorf("%d subtasks; the v1 worker ran:\n%s", len(rec.Subtasks), same.out)
+	}
+}
