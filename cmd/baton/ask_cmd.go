@@ -121,7 +121,7 @@ answer says what is missing), 4 internal error, 130 interrupted.`,
 	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
 	fl.StringVar(&f.planner, "planner", orchestrate.PlannerAuto, "planner: auto (full while its request takes at most half the window, else outline; retrieval if that planner fails), full or llm (a model call over the whole context), outline (a model call over the documents' outline), retrieval (ranks sections, no model call)")
 	fl.IntVar(&f.window, "window", 0, "context window of the models in tokens (0: baton's table of known models); no request over it is sent")
-	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once")
+	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once (with --engine dbos: sub-agent calls queued at once, by default all of the plan's; the workers' --concurrency bounds how many run)")
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", orchestrate.DefaultMaxSubtasks, "most subtasks a plan may have")
 	fl.StringArrayVar(&f.skills, "skills", nil, "folder of custom skills; overrides built-ins by name (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print the run record as JSON on stdout (the same as --output json)")
@@ -156,6 +156,11 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return usageErrorf("--max-subtasks must be at least 1")
 	case f.engine != "local" && f.engine != "dbos":
 		return usageErrorf("--engine must be local or dbos, not %q", f.engine)
+	}
+	if f.engine == "dbos" && !cmd.Flags().Changed("concurrency") {
+		// The workers' --concurrency bounds what runs; a coordinator
+		// that queued only four items at a time would idle them.
+		f.concurrency = max(f.maxSubtasks, orchestrate.DefaultConcurrency)
 	}
 	mode, err := outputMode(f)
 	if err != nil {

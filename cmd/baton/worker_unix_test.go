@@ -83,8 +83,14 @@ type workerProc struct {
 
 func startWorker(t *testing.T, bin, url, id string, env ...string) *workerProc {
 	t.Helper()
+	return startWorkerN(t, bin, url, id, 4, env...)
+}
+
+// startWorkerN starts a worker that runs up to concurrency items at once.
+func startWorkerN(t *testing.T, bin, url, id string, concurrency int, env ...string) *workerProc {
+	t.Helper()
 	w := &workerProc{out: &lockedBuffer{}}
-	w.cmd = exec.Command(bin, append([]string{"worker", "--database-url", url, "--id", id, "--concurrency", "4", "--provider", "openai"}, testBeatFlags...)...)
+	w.cmd = exec.Command(bin, append([]string{"worker", "--database-url", url, "--id", id, "--concurrency", strconv.Itoa(concurrency), "--provider", "openai"}, testBeatFlags...)...)
 	w.cmd.Env = append(os.Environ(), env...)
 	w.cmd.Stderr = w.out
 	if err := w.cmd.Start(); err != nil {
@@ -350,13 +356,15 @@ func assertNotInDatabase(t *testing.T, url, secret string) {
 
 // Version safety: a worker of another application version refuses the
 // waiting work with a line naming both versions and sends nothing; a worker
-// of the coordinator's version then takes it and the ask completes.
+// of the coordinator's version then takes it and the ask completes. The ask
+// has the default --concurrency, and still queues every call at once: the
+// worker's --concurrency 8 is what bounds the calls in flight.
 func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds baton and starts PostgreSQL and three processes")
 	}
 	isolateEnv(t)
-	const n = 3
+	const n = orchestrate.DefaultMaxSubtasks // 6, more than the default --concurrency
 	srv := pgtest.Start(t)
 	url := srv.URL("baton_versions")
 	bin := buildBaton(t)
@@ -366,9 +374,14 @@ func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
 	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	const delay = 500 * time.Millisecond
 	var mu sync.Mutex
-	sent := 0
-	s := llmtest.NewServer(t, partsScript(plan, 0, func(llmtest.RecordedRequest) { mu.Lock(); sent++; mu.Unlock() }))
+	var arrived []time.Time
+	s := llmtest.NewServer(t, partsScript(plan, delay, func(llmtest.RecordedRequest) {
+		mu.Lock()
+		arrived = append(arrived, time.Now())
+		mu.Unlock()
+	}))
 	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + s.OpenAIBaseURL()}
 	if code, _, errOut := runBaton(t, "", "engine", "migrate", "--database-url", url); code != exitOK {
 		t.Fatalf("migrate: exit %d: %s", code, errOut)
@@ -395,15 +408,15 @@ func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
 	waitFor(t, 60*time.Second, "the v2 worker to refuse the v1 work", func() bool { return refusal.MatchString(other.out.String()) })
 	time.Sleep(time.Second)
 	mu.Lock()
-	if sent != 0 {
-		t.Errorf("the v2 worker sent %d sub-agent calls of v1 work", sent)
+	if len(arrived) != 0 {
+		t.Errorf("the v2 worker sent %d sub-agent calls of v1 work", len(arrived))
 	}
 	mu.Unlock()
 	if strings.Contains(other.out.String(), " ok in ") {
 		t.Errorf("the v2 worker ran v1 items:\n%s", other.out)
 	}
 
-	same := startWorker(t, bin, url, "worker-v1", append(env, "BATON_APP_VERSION=v1")...)
+	same := startWorkerN(t, bin, url, "worker-v1", 8, append(env, "BATON_APP_VERSION=v1")...)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -414,6 +427,24 @@ func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
 	}
 	rec := decodeRecord(t, askOut.String())
 	if len(rec.Subtasks) != n || strings.Count(same.out.String(), " ok in ") != n {
-		t.Errorf("%d subtasks; the v1 worker ran:\n%s", len(rec.Subtasks), same.out)
+		t.Errorf("%d subtasks; the v1 worker ran:\n%s\nask:\n%s", len(rec.Subtasks), same.out, askErr.String()+askOut.String()[:min(3000, askOut.Len())])
 	}
+	// In flight at once: the most calls that arrived within one delay of
+	// each other (each is answered a delay after it arrived).
+	mu.Lock()
+	defer mu.Unlock()
+	peak := 0
+	for i := range arrived {
+		k := 0
+		for _, at := range arrived[i:] {
+			if at.Sub(arrived[i]) < delay {
+				k++
+			}
+		}
+		peak = max(peak, k)
+	}
+	if peak <= orchestrate.DefaultConcurrency {
+		t.Errorf("at most %d calls were in flight at once; the worker runs 8 and the ask should have queued all %d", peak, n)
+	}
+	t.Logf("%d calls in flight at once at the peak", peak)
 }
