@@ -300,6 +300,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 			return err
 		}
 		defer d.Close()
+		warnIfNoWorker(ctx, stderr, d)
 		cfg.Engine, cfg.Documents = d.eng, d.docs
 	}
 	cfg.Span = telemetry.Spans(tracer)

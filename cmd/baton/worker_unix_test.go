@@ -249,6 +249,9 @@ func killedWorkerAsk(t *testing.T, restart bool) {
 		ask.Process.Kill()
 		t.Fatalf("the ask did not finish\n%s", logs())
 	}
+	if strings.Contains(askErr.String(), "no baton worker") {
+		t.Errorf("the ask said no worker was alive, with two running:\n%s", askErr.String())
+	}
 	rec := decodeRecord(t, askOut.String())
 	for _, st := range rec.Subtasks {
 		want := fmt.Sprintf("finding: marker-%03d", st.Index+1)
@@ -424,6 +427,9 @@ func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("the ask did not finish\n%s\nworker v1:\n%s", askErr.String(), same.out)
+	}
+	if !strings.Contains(askErr.String(), `baton: warning: no baton worker of version "v1" is alive on this database`) {
+		t.Errorf("the ask, started before any worker, did not say none was alive:\n%s", askErr.String())
 	}
 	rec := decodeRecord(t, askOut.String())
 	if len(rec.Subtasks) != n || strings.Count(same.out.String(), " ok in ") != n {
