@@ -13,7 +13,9 @@ import (
 // subsections' sizes, so nested text is never counted again.
 func sections(s Source, c Counter) (DocumentInfo, []Entry) {
 	text := s.Doc.Text()
-	starts := lineStarts(text)
+	// The document's own line numbering: a lone '\r' ends a line there,
+	// and a heading's line number must index the same lines here.
+	starts := s.Doc.LineStarts()
 	span := func(from, to int) string { // 1-based, inclusive
 		if from > to || from < 1 {
 			return ""
@@ -104,19 +106,6 @@ func uniquePath(prefix, title string, ordinal map[string]int, seen map[string]bo
 	}
 	seen[normPointer(p)] = true
 	return p
-}
-
-func lineStarts(s string) []int {
-	if s == "" {
-		return nil
-	}
-	starts := []int{0}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' && i+1 < len(s) {
-			starts = append(starts, i+1)
-		}
-	}
-	return starts
 }
 
 // leadWords bounds a lead when no sentence ends sooner; leadBytes bounds it

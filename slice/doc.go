@@ -358,6 +358,11 @@ func (d *Document) lineBytes(src []byte, line int) []byte {
 	return bytes.TrimRight(src[start:end], "\r\n")
 }
 
+// LineStarts is the byte offset in Text of each line's first byte, by the
+// document's own line breaks ("\n", "\r\n" or a lone "\r"); LineStarts()[0]
+// is line 1. The slice is the document's own: do not change it.
+func (d *Document) LineStarts() []int { return d.lineStarts }
+
 // NumLines is the number of lines; a final line without a newline counts.
 func (d *Document) NumLines() int { return len(d.lineStarts) }
 
