@@ -32,8 +32,13 @@ type Options struct {
 	// tokens-per-minute run, for a check in well under a minute.
 	Quick bool
 	// Only, when not empty, runs just the named benchmarks: "tokens",
-	// "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp".
+	// "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp",
+	// "distributed".
 	Only []string
+	// Baton, when set, is a baton binary that the distributed benchmark
+	// starts `baton worker` processes from (`baton bench` sets its own);
+	// without it that benchmark is skipped, and says so.
+	Baton string
 	// MaxDocs, when positive, uses only the first MaxDocs corpus documents
 	// (for tests of the command; a report is made from the whole corpus).
 	MaxDocs int
@@ -62,7 +67,7 @@ func (o Options) logf(format string, a ...any) {
 }
 
 // Names are the benchmarks Options.Only accepts, in run order.
-var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp"}
+var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp", "distributed"}
 
 // Report is everything one run measured.
 type Report struct {
@@ -135,6 +140,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		s, err := RunMCPLoad(ctx, tasks, opts)
 		if err != nil {
 			return nil, fmt.Errorf("mcp load: %w", err)
+		}
+		r.Sections = append(r.Sections, s)
+	}
+	if opts.want("distributed") {
+		opts.logf("distributed fan-out")
+		s, err := RunDistributed(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("distributed fan-out: %w", err)
 		}
 		r.Sections = append(r.Sections, s)
 	}

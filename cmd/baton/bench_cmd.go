@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +29,10 @@ machine: token efficiency over a corpus of real documents (against one call
 with the whole document, every sub-agent given the whole document, the seed's
 assembler rule and the lower bound set by each task's evidence; with the full
 and, when built in, the outline planner), pointer robustness, fan-out under
-latency and a tokens-per-minute limit, baton's own overhead, and cost. The fake
+latency and a tokens-per-minute limit, baton's own overhead, cost, and the
+fan-out through 1, 2 and 4 baton worker processes on the dbos engine (only
+when PostgreSQL's binaries are found; otherwise that section says it was
+skipped and why, and the rest runs). The fake
 answers only from what each request holds, so a missed slice shows as a wrong
 answer. No API key or network is needed.
 
@@ -74,8 +78,12 @@ tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.
 			if out != "" {
 				line = append(line, "--out "+out)
 			}
+			// The distributed benchmark starts baton worker processes
+			// of this very binary; without one it is skipped.
+			self, _ := os.Executable()
 			rep, err := bench.Run(cmd.Context(), bench.Options{
 				Quick: quick, Only: only, MaxDocs: docs, Command: strings.Join(line, " "), Progress: cmd.ErrOrStderr(),
+				Baton: self,
 			})
 			if err != nil {
 				return withCode(exitError, fmt.Errorf("bench: %w", err))

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +43,29 @@ func TestEngineMigrateAndStatus(t *testing.T) {
 	}
 	e.Close()
 	code, out, errOut = runBaton(t, "", "engine", "status", "--window", time.Hour.String())
-	want := "queue baton: 0 waiting, 0 running, 2 finished in the last 1h0m0s\nlimits: 3 per worker, none in all, rate none\nworkers seen in the last 1h0m0s: 1\n  w1: 0 running, 2 finished\n"
-	if code != exitOK || out != want {
-		t.Fatalf("status: exit %d, stderr %q\n got %q\nwant %q", code, errOut, out, want)
+	// The worker just closed: its beat is fresh, so it is alive, with
+	// its two items finished; the line gives its host, pid and beat age.
+	host, _ := os.Hostname()
+	want := regexp.MustCompile(`^queue baton: 0 waiting, 0 running, 2 finished in the last 1h0m0s \(0\.0 a minute\)
+limits: 3 per worker, none in all, rate none
+workers alive \(a heartbeat within 30s\): 1
+  w1: ` + regexp.QuoteMeta(host) + ` pid ` + strconv.Itoa(os.Getpid()) + `, version test-1, last beat [0-9.]+m?s ago, 0 running, 2 finished
+$`)
+	if code != exitOK || !want.MatchString(out) {
+		t.Fatalf("status: exit %d, stderr %q\n got %q\nwant %s", code, errOut, out, want)
+	}
+	code, out, errOut = runBaton(t, "", "engine", "status", "--json", "--dead-after", "1h")
+	var v statusJSON
+	if err := json.Unmarshal([]byte(out), &v); code != exitOK || err != nil {
+		t.Fatalf("status --json: exit %d, %v, %q\n%s", code, err, errOut, out)
+	}
+	if v.Queue != "baton" || v.Finished != 2 || v.WorkerConcurrency != 3 || v.DeadAfterSeconds != 3600 || v.RateLimit != nil ||
+		len(v.Workers) != 1 || v.Workers[0].ID != "w1" || v.Workers[0].Finished != 2 || !v.Workers[0].Beating || v.Workers[0].PID != os.Getpid() ||
+		len(v.Dead) != 0 || v.Coordinators == nil {
+		t.Errorf("status --json: %+v", v)
+	}
+	if !strings.Contains(out, `"dead_holding_items": []`) {
+		t.Errorf("status --json names no empty list of dead executors:\n%s", out)
 	}
 }
 

@@ -57,26 +57,30 @@ CREATE TABLE IF NOT EXISTS baton.executors (
 	pid         integer NOT NULL,
 	started_at  timestamptz NOT NULL DEFAULT now(),
 	beat_at     timestamptz NOT NULL
-)`
+);
+ALTER TABLE baton.executors ADD COLUMN IF NOT EXISTS role text NOT NULL DEFAULT 'worker'`
 
 // heart beats for one Engine and adopts dead executors' work.
 type heart struct {
 	pool                    *pgxpool.Pool
 	dctx                    dbos.Context
 	id, appName, appVersion string
-	every, deadAfter        time.Duration
-	onAdopt                 func(executor string, ids []string)
-	done                    chan struct{}
+	// role is "worker", or "coordinator" for an engine that only
+	// enqueues: baton engine status counts the workers apart.
+	role             string
+	every, deadAfter time.Duration
+	onAdopt          func(executor string, ids []string)
+	done             chan struct{}
 }
 
 // beat records that this executor is alive, now by the database's clock
 // (all engines compare beats by one clock, whatever their own say).
 func (h *heart) beat(ctx context.Context) error {
 	host, _ := os.Hostname()
-	_, err := h.pool.Exec(ctx, `INSERT INTO baton.executors (executor_id, app_name, app_version, host, pid, beat_at)
-		VALUES ($1, $2, $3, $4, $5, now())
-		ON CONFLICT (executor_id) DO UPDATE SET app_name = $2, app_version = $3, host = $4, pid = $5, beat_at = now()`,
-		h.id, h.appName, h.appVersion, host, os.Getpid())
+	_, err := h.pool.Exec(ctx, `INSERT INTO baton.executors (executor_id, app_name, app_version, host, pid, role, beat_at)
+		VALUES ($1, $2, $3, $4, $5, $6, now())
+		ON CONFLICT (executor_id) DO UPDATE SET app_name = $2, app_version = $3, host = $4, pid = $5, role = $6, beat_at = now()`,
+		h.id, h.appName, h.appVersion, host, os.Getpid(), h.role)
 	if err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}

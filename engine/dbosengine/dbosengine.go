@@ -165,7 +165,11 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	}
 	stop, cancel := context.WithCancel(context.Background())
 	e := &Engine{dctx: dctx, tasks: tasks, poll: cfg.PollInterval, stop: stop, cancel: cancel}
-	e.heart = &heart{pool: pool, dctx: dctx, id: cfg.ExecutorID, appName: cfg.AppName, appVersion: cfg.AppVersion,
+	role := RoleWorker
+	if cfg.EnqueueOnly {
+		role = RoleCoordinator
+	}
+	e.heart = &heart{pool: pool, dctx: dctx, id: cfg.ExecutorID, appName: cfg.AppName, appVersion: cfg.AppVersion, role: role,
 		every: cfg.Heartbeat, deadAfter: cfg.DeadAfter, onAdopt: cfg.OnAdopt, done: make(chan struct{})}
 	dbos.RegisterWorkflow(dctx, e.workflow, dbos.WithWorkflowName(workflowName))
 	conflict := dbos.QueueConflictAlwaysUpdate

@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/baton-dev/baton/internal/pgserver"
 )
 
 func TestStartServesOnItsSocketOnlyAndStopRemovesIt(t *testing.T) {
@@ -37,7 +40,7 @@ func TestStartServesOnItsSocketOnlyAndStopRemovesIt(t *testing.T) {
 			t.Errorf("psql says %q, want postgres|UTF8|C", got)
 		}
 	}
-	pid := s.cmd.Process.Pid
+	pid := s.PID()
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -58,15 +61,19 @@ func TestStartServesOnItsSocketOnlyAndStopRemovesIt(t *testing.T) {
 // /usr/local/bin links name only some of the binaries), or "" when there is
 // none.
 func psqlFor(t *testing.T) string {
+	exe := ""
+	if runtime.GOOS == "windows" {
+		exe = ".exe"
+	}
 	bin, err := Find()
 	if err != nil {
 		return ""
 	}
-	initdb, err := filepath.EvalSymlinks(filepath.Join(bin, exe("initdb")))
+	initdb, err := filepath.EvalSymlinks(filepath.Join(bin, "initdb"+exe))
 	if err != nil {
 		return ""
 	}
-	p := filepath.Join(filepath.Dir(initdb), exe("psql"))
+	p := filepath.Join(filepath.Dir(initdb), "psql"+exe)
 	if _, err := os.Stat(p); err != nil {
 		t.Logf("no psql beside %s; the query check is left out", initdb)
 		return ""
@@ -106,9 +113,9 @@ func TestRequireSkipsLoudlyWithoutBinaries(t *testing.T) {
 	t.Setenv("BATON_PG_BIN", "")
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("BATON_PG_UNAVAILABLE", "")
-	old := debianRoot
-	debianRoot = t.TempDir()
-	t.Cleanup(func() { debianRoot = old })
+	old := pgserver.DebianRoot
+	pgserver.DebianRoot = t.TempDir()
+	t.Cleanup(func() { pgserver.DebianRoot = old })
 	if _, err := Find(); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Find with no binaries anywhere: %v, want ErrNotFound", err)
 	}

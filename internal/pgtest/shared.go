@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -11,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/baton-dev/baton/internal/pgserver"
 )
 
 // A package whose tests need many databases shares one server: initdb is
@@ -91,16 +90,4 @@ func dbName(test string, seq int64) string {
 }
 
 // CreateDatabase creates database name through the server at url.
-func CreateDatabase(url, name string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return fmt.Errorf("connect to create database %q: %w", name, err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return fmt.Errorf("create database %q: %w", name, err)
-	}
-	return nil
-}
+func CreateDatabase(url, name string) error { return pgserver.CreateDatabase(url, name) }
