@@ -10,6 +10,8 @@ import (
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/baton-dev/baton/engine/quota"
 )
 
 // migrateLock is the advisory lock every baton process takes, in the
@@ -20,7 +22,8 @@ const migrateLock int64 = 0x6261746f6e01 // "baton" and 1
 
 // Migrate creates the system database when it does not exist and DBOS's
 // schema in it, or brings the schema up to this DBOS version, and baton's
-// own table of executor heartbeats (schema baton). Any number of
+// own tables (schema baton): executor heartbeats and the shared token
+// budget and pause (package quota). Any number of
 // processes may call it at once: the database is created by one of them
 // and the migrations run under an advisory lock, one process after the
 // other (the later ones find nothing to do).
@@ -40,6 +43,9 @@ func Migrate(ctx context.Context, databaseURL string) error {
 	}
 	if _, err := conn.Exec(ctx, executorsDDL); err != nil {
 		return fmt.Errorf("migrate: baton's tables: %w", err)
+	}
+	if _, err := conn.Exec(ctx, quota.DDL); err != nil {
+		return fmt.Errorf("migrate: the shared budget's tables: %w", err)
 	}
 	return nil
 }
