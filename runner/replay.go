@@ -89,54 +89,21 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 			s.toolStart(c)
 		}
 		part := Part{Kind: PartTool, Step: s.seq, Skill: s.skillName, Phase: s.r.wf.Phases[s.phase].Name, Call: c}
-		if rec, ok := s.j.recordedTool(key); ok {
-			part.Replayed = true
-			_, endTrace := s.r.trace(ctx, part)
-			endTrace(End{Tool: &rec.Result, Calls: rec.Calls, Usage: rec.Usage})
-			env.written = append(env.written, rec.Written...)
-			if rec.NextSkill != nil {
-				v := *rec.NextSkill
-				env.nextSkillSet = &v
+		if s.durable(ctx) {
+			out, err := s.durableTool(ctx, env, key, c, part, own)
+			if err != nil {
+				return nil, err
 			}
-			s.addUsage(rec.Usage)
-			s.r.mu.Lock()
-			s.r.result.ReplayedTools++
-			s.r.result.Replayed += rec.Calls
-			s.calls += rec.Calls
-			s.r.mu.Unlock()
-			out := toolOutcome{result: rec.Result, finished: rec.Finished, summary: rec.Summary}
-			if own {
-				s.toolEnd(c, out)
-			}
-			s.logTool(c, out, !own, true)
 			outs = append(outs, out)
 			continue
 		}
-		wrote, next := len(env.written), env.nextSkillSet
-		s.r.mu.Lock()
-		calls, usage := s.calls, s.usage
-		s.r.mu.Unlock()
-		tctx, endTrace := s.r.trace(ctx, part)
-		out := env.run(tctx, c)
-		endTrace(End{Tool: &out.result, Err: ctx.Err()})
-		if own {
-			s.toolEnd(c, out)
+		if rec, ok := s.j.recordedTool(key); ok {
+			outs = append(outs, s.replayTool(ctx, env, c, part, own, rec))
+			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("tool %s: %w", c.Name, err)
-		}
-		rec := journalTool{Result: out.result, Finished: out.finished, Summary: out.summary}
-		if env == s.env {
-			// The step's own calls run one at a time, so what was spent
-			// meanwhile is this call's sub-agents. (A sub-agent's calls
-			// run beside its siblings' and start no model calls.)
-			s.r.mu.Lock()
-			rec.Calls, rec.Usage = s.calls-calls, usageSince(s.usage, usage)
-			s.r.mu.Unlock()
-		}
-		rec.Written = append(rec.Written, env.written[wrote:]...)
-		if env.nextSkillSet != next {
-			rec.NextSkill = env.nextSkillSet
+		out, rec, err := s.runTool(ctx, env, c, part, own)
+		if err != nil {
+			return nil, err
 		}
 		if err := s.j.recordTool(key, rec); err != nil {
 			return nil, err
@@ -145,6 +112,63 @@ func (s *stepRun) runCalls(ctx context.Context, env *toolEnv, reqHash string, ca
 		outs = append(outs, out)
 	}
 	return outs, nil
+}
+
+// replayTool restores a recorded tool call: its result, its effects on the
+// step and the model calls it made, without running it.
+func (s *stepRun) replayTool(ctx context.Context, env *toolEnv, c llm.ToolCall, part Part, own bool, rec journalTool) toolOutcome {
+	part.Replayed = true
+	_, endTrace := s.r.trace(ctx, part)
+	endTrace(End{Tool: &rec.Result, Calls: rec.Calls, Usage: rec.Usage})
+	env.written = append(env.written, rec.Written...)
+	if rec.NextSkill != nil {
+		v := *rec.NextSkill
+		env.nextSkillSet = &v
+	}
+	s.addUsage(rec.Usage)
+	s.r.mu.Lock()
+	s.r.result.ReplayedTools++
+	s.r.result.Replayed += rec.Calls
+	s.calls += rec.Calls
+	s.r.mu.Unlock()
+	out := toolOutcome{result: rec.Result, finished: rec.Finished, summary: rec.Summary}
+	if own {
+		s.toolEnd(c, out)
+	}
+	s.logTool(c, out, !own, true)
+	return out
+}
+
+// runTool runs tool call c and returns what to record of it. A call that
+// returns after the run was cancelled is an error, not a result.
+func (s *stepRun) runTool(ctx context.Context, env *toolEnv, c llm.ToolCall, part Part, own bool) (toolOutcome, journalTool, error) {
+	wrote, next := len(env.written), env.nextSkillSet
+	s.r.mu.Lock()
+	calls, usage := s.calls, s.usage
+	s.r.mu.Unlock()
+	tctx, endTrace := s.r.trace(ctx, part)
+	out := env.run(tctx, c)
+	endTrace(End{Tool: &out.result, Err: ctx.Err()})
+	if own {
+		s.toolEnd(c, out)
+	}
+	if err := ctx.Err(); err != nil {
+		return out, journalTool{}, fmt.Errorf("tool %s: %w", c.Name, err)
+	}
+	rec := journalTool{Result: out.result, Finished: out.finished, Summary: out.summary}
+	if env == s.env {
+		// The step's own calls run one at a time, so what was spent
+		// meanwhile is this call's sub-agents. (A sub-agent's calls
+		// run beside its siblings' and start no model calls.)
+		s.r.mu.Lock()
+		rec.Calls, rec.Usage = s.calls-calls, usageSince(s.usage, usage)
+		s.r.mu.Unlock()
+	}
+	rec.Written = append(rec.Written, env.written[wrote:]...)
+	if env.nextSkillSet != next {
+		rec.NextSkill = env.nextSkillSet
+	}
+	return out, rec, nil
 }
 
 // logTool writes the tool_call event of call c: its name, whether it

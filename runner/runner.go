@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/baton-dev/baton/budget"
+	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlock"
@@ -88,6 +89,9 @@ type Config struct {
 	// Trace, when set, is told where the run, its steps, sub-agents and
 	// tool calls begin and end, with their contexts (trace.go).
 	Trace Tracer
+	// Engine, when set, runs each skill step as one durable engine item
+	// (durable.go); nil runs the steps over their journals alone.
+	Engine EngineOpener
 }
 
 // Result is what a finished run reports.
@@ -122,6 +126,10 @@ type runner struct {
 	log     *runlog.Writer
 	lock    *runlock.Lock // this process's hold on the workspace (lock.go)
 	models  skillModels   // each skill's model: choice (skillmodel.go)
+	// eng runs the steps as durable items when Config.Engine is set; host
+	// hands its step task the step being run (durable.go).
+	eng  engine.Engine
+	host *stepHost
 
 	mu     sync.Mutex
 	result Result
@@ -284,6 +292,11 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err := r.open(newID(r.cfg.Now())); err != nil {
 		return nil, err
 	}
+	if err := r.openEngine(ctx); err != nil {
+		r.log.Close()
+		return nil, err
+	}
+	defer r.closeEngine()
 	ctx, endTrace := r.trace(ctx, Part{Kind: PartRun, Workflow: r.wf.Name, Model: r.cfg.ModelName})
 	defer func() { endTrace(End{Err: err, Result: res}) }()
 	defer r.log.Close()
@@ -330,6 +343,11 @@ func Resume(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err := r.open(info.ID); err != nil {
 		return nil, err
 	}
+	if err := r.openEngine(ctx); err != nil {
+		r.log.Close()
+		return nil, err
+	}
+	defer r.closeEngine()
 	ctx, endTrace := r.trace(ctx, Part{Kind: PartRun, Workflow: r.wf.Name, Model: r.cfg.ModelName, Resume: true})
 	defer func() { endTrace(End{Err: err, Result: res}) }()
 	defer r.log.Close()
@@ -467,48 +485,16 @@ func (r *runner) loop(ctx context.Context, pos position) (*Result, error) {
 		pos.seq++
 		sr := &stepRun{r: r, seq: pos.seq, phase: pos.phase, skillName: pos.skill, seed: pos.seed}
 		sr.progress(ProgressEvent{Kind: ProgressStepStart})
-		summary, err := sr.run(sr.traceStep(ctx))
+		step, err := r.runStep(ctx, sr, pos)
 		open = sr.j
+		var fe *finishError
+		if errors.As(err, &fe) {
+			return &r.result, fe.err
+		}
 		if err != nil {
 			sr.stepEnd("", err)
 			return &r.result, r.stepFailed(ctx, pos, err)
 		}
-		r.result.Summary = summary
-		r.result.Steps++
-		sk, _ := r.lib.Get(pos.skill)
-		next := workflow.ChooseNext(derefOr(sr.env.nextSkillSet, ""), sk)
-		step, err := r.wf.Next(pos.phase, next, r.lib)
-		if err != nil {
-			err = fmt.Errorf("after step %d (%s): %w", pos.seq, pos.skill, err)
-			sr.finishTrace("", err)
-			return &r.result, err
-		}
-		nextSkill := step.Skill
-		if step.Move == workflow.Done {
-			nextSkill = workflow.DoneValue
-		}
-		// Record the step in state.yaml, then in the run log: the log's
-		// step_end is what marks the step complete for a resume. The
-		// journal notes the update first, so that a process dying before
-		// step_end does not record the step in state.yaml twice.
-		if !sr.recorded {
-			if err := sr.j.recordEnding(r.statePath()); err != nil {
-				sr.finishTrace("", err)
-				return &r.result, err
-			}
-			err = state.Update(r.statePath(), func(f *state.File) error {
-				return r.recordStep(f, sr, nextSkill, summary)
-			})
-			if err != nil {
-				sr.finishTrace("", err)
-				return &r.result, err
-			}
-			crashPoint("state updated")
-		}
-		r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
-			Status: "ok", Note: fmt.Sprintf("%d %s", step.Phase, nextSkill), Usage: logUsage(sr.usage)})
-		r.logf("step %d %s: done (next: %s)", pos.seq, pos.skill, nextSkill)
-		sr.stepEnd(nextSkill, nil)
 
 		switch step.Move {
 		case workflow.Done:

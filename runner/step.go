@@ -72,7 +72,7 @@ func (s *stepRun) callHashed(ctx context.Context, req *llm.Request) (*llm.Respon
 		s.r.logf("step %d %s: not sent: %v", s.seq, s.skillName, err)
 		return nil, "", err
 	}
-	resp, hash, replayed, err := s.j.callHashed(ctx, s.r.cfg.Model, req)
+	resp, hash, replayed, err := s.exchange(ctx, req)
 	if err != nil {
 		return nil, "", err
 	}

@@ -34,6 +34,8 @@ type runFlags struct {
 	agentCmd     string
 	agentTimeout time.Duration
 	maxSteps     int
+	engine       string
+	databaseURL  string
 }
 
 func (f *runFlags) register(cmd *cobra.Command, withDryRun bool) {
@@ -45,6 +47,8 @@ func (f *runFlags) register(cmd *cobra.Command, withDryRun bool) {
 	fl.StringVar(&f.agentCmd, "agent-cmd", "", "run each skill step as a fresh process of a command-line agent, `CMD` run with sh -c (input on stdin, handoff fields from a fenced handoff block in its output); no provider is needed")
 	fl.DurationVar(&f.agentTimeout, "agent-timeout", runner.DefaultAgentTimeout, "longest one --agent-cmd process may run")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "most skill steps the run may take, counted across resumes (default: the workflow's max_steps, else "+fmt.Sprint(workflow.DefaultMaxSteps)+")")
+	fl.StringVar(&f.engine, "engine", "local", "where each skill step is recorded: local (its journal in the workspace) or dbos (a durable item on PostgreSQL whose model and tool calls are its recorded steps)")
+	fl.StringVar(&f.databaseURL, "database-url", "", "PostgreSQL URL of the dbos engine (default $BATON_DATABASE_URL)")
 	if withDryRun {
 		fl.BoolVar(&f.dryRun, "dry-run", false, "print the steps and each fresh context's size against the budget; call no model")
 		fl.BoolVar(&f.fresh, "fresh", false, "start a new run even if an unfinished one exists")
@@ -139,6 +143,21 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	if cmd.Flags().Changed("max-steps") && f.maxSteps < 1 {
 		return usageErrorf("--max-steps must be at least 1")
 	}
+	var open runner.EngineOpener
+	switch f.engine {
+	case "local":
+	case "dbos":
+		if f.agentCmd != "" || (!cmd.Flags().Changed("agent-cmd") && wf.AgentCmd != "") {
+			return usageErrorf("--engine dbos records a step's model and tool calls; a step run by an agent command makes none that baton sees")
+		}
+		url, err := databaseURL(f.databaseURL)
+		if err != nil {
+			return err
+		}
+		open = runEngine(url)
+	default:
+		return usageErrorf("--engine must be local or dbos, not %q", f.engine)
+	}
 	var info runner.RunInfo
 	unfinished := false
 	if resume || !f.fresh {
@@ -182,6 +201,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	cfg := runner.Config{
 		Workflow: wf, ModelName: f.models.model, ModelExplicit: cmd.Flags().Changed("model"), AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
 		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
+		Engine: open,
 	}
 	// While the run goes the progress display owns stderr: the runner's
 	// lines are written above its live line.
@@ -220,7 +240,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	}
 	if started && err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: one line, and the exit code says the rest.
-		fmt.Fprintf(stderr, "baton: interrupted: %s; resume with: baton resume --workflow %s\n", stoppedAt(res, err), f.workflow)
+		fmt.Fprintf(stderr, "baton: interrupted: %s; resume with: baton resume --workflow %s%s\n", stoppedAt(res, err), f.workflow, f.engineFlag())
 		return withCode(exitInterrupted, nil)
 	}
 	if started {
@@ -256,15 +276,25 @@ func resumeAdvice(err error, f runFlags) error {
 	}
 	switch {
 	case se.Kind == runner.FailMaxTurns:
-		return fmt.Errorf("%w (resume with: baton resume --workflow %s --max-turns %d)", err, f.workflow, 2*se.MaxTurns)
+		return fmt.Errorf("%w (resume with: baton resume --workflow %s%s --max-turns %d)", err, f.workflow, f.engineFlag(), 2*se.MaxTurns)
 	case se.Resumable():
-		return fmt.Errorf("%w (resume with: baton resume --workflow %s)", err, f.workflow)
+		return fmt.Errorf("%w (resume with: baton resume --workflow %s%s)", err, f.workflow, f.engineFlag())
 	case se.Kind == runner.FailRefusedAgain:
 		return fmt.Errorf("%w; %s", err, se.Advice())
 	case se.Advice() != "":
 		return fmt.Errorf("%w (the provider refused the request, and baton resume would send it again: %s)", err, se.Advice())
 	}
 	return err
+}
+
+// engineFlag is what a resume command must add to continue on the same
+// engine (the database URL stays the user's to give, or in the
+// environment).
+func (f runFlags) engineFlag() string {
+	if f.engine == "dbos" {
+		return " --engine dbos"
+	}
+	return ""
 }
 
 // describeAgent names an agent command for a message.

@@ -1,0 +1,282 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-dev/baton/history"
+	"github.com/baton-dev/baton/internal/pgtest"
+	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/runner"
+)
+
+// bodyCounter counts the requests a fake is sent, by the hash of their
+// body: the same request sent twice is one paid call made twice.
+type bodyCounter struct {
+	mu    sync.Mutex
+	seen  map[[32]byte]int
+	order [][32]byte
+}
+
+func (c *bodyCounter) wrap(r llmtest.Rule) llmtest.Rule {
+	c.seen = map[[32]byte]int{}
+	return llmtest.Func(func(req llmtest.RecordedRequest) llmtest.Reply {
+		h := sha256.Sum256(req.Body)
+		c.mu.Lock()
+		c.seen[h]++
+		c.order = append(c.order, h)
+		c.mu.Unlock()
+		return r.Respond(req)
+	})
+}
+
+// twice lists the bodies sent more than once.
+func (c *bodyCounter) twice() [][32]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out [][32]byte
+	for h, n := range c.seen {
+		if n > 1 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func (c *bodyCounter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.order)
+}
+
+// runUsage is the tokens a run's record counts as paid.
+func runUsage(t *testing.T, dir string) (in, out int64) {
+	t.Helper()
+	runs, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", "*"))
+	if len(runs) != 1 {
+		t.Fatalf("%d runs in %s, want 1", len(runs), dir)
+	}
+	row, err := history.FromRunDir(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(row.InputTokens), int64(row.OutputTokens)
+}
+
+// The issue's run acceptance: a `baton run --engine dbos` whose process is
+// SIGKILLed in the middle of step 3, after two of that step's model calls
+// were answered and its write_file ran, and a `baton resume --engine dbos`
+// in a second process. The second process takes the step over at once
+// (the run's step items belong to an executor named by the run, which DBOS
+// recovers when the resuming process opens the engine), continues the same
+// step from the engine's record: no request whose response was recorded
+// reaches the fake again (by body hash; only the one in flight at the kill
+// is sent twice), the write_file does not run again over an edit made
+// between the processes, the run completes, the workspace equals an
+// uninterrupted local run's, and the run record pays for every call once.
+func TestRunDBOSKilledMidStepResumedByAnotherProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds baton and starts PostgreSQL and two processes")
+	}
+	isolateEnv(t)
+	srv := pgtest.Start(t)
+	url := srv.URL("baton_run")
+	bin := buildBaton(t)
+
+	// The uninterrupted local run, for the workspace and the usage.
+	localDir := exampleWorkspace(t)
+	var localCalls bodyCounter
+	ls := llmtest.NewServer(t, localCalls.wrap(llmtest.Func(workScript)))
+	if code, _, errOut := runBaton(t, "", "run", "--workflow", filepath.Join(localDir, "baton.yaml"), "--provider", "openai", "--base-url", ls.OpenAIBaseURL(), "--concurrency", "1"); code != exitOK {
+		t.Fatalf("the uninterrupted run: exit %d\n%s", code, errOut)
+	}
+	want := outcome(t, localDir)
+	wantIn, wantOut := runUsage(t, localDir)
+
+	dir := exampleWorkspace(t)
+	wf := filepath.Join(dir, "baton.yaml")
+	a := newAsked()
+	a.hold = func(r llmtest.RecordedRequest) bool {
+		return strings.Contains(r.System, "# Implement") && rounds(r) == 2
+	}
+	var calls bodyCounter
+	s := llmtest.NewServer(t, calls.wrap(a.rule()))
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(a.release)
+		}
+	}
+	defer release()
+	args := []string{"--workflow", wf, "--provider", "openai", "--base-url", s.OpenAIBaseURL(), "--concurrency", "1", "--engine", "dbos", "--database-url", url}
+	first := exec.Command(bin, append([]string{"run"}, args...)...)
+	first.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+	var firstErr bytes.Buffer
+	first.Stderr = &firstErr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.arrived:
+	case <-time.After(90 * time.Second):
+		first.Process.Kill()
+		first.Wait()
+		t.Fatalf("the run never reached step 3's third call\n%s", firstErr.String())
+	}
+	sentBefore := calls.total()
+	first.Process.Signal(syscall.SIGKILL)
+	if err := first.Wait(); err == nil || !first.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
+		t.Fatalf("the first process was not killed: %v\n%s", first.ProcessState, firstErr.String())
+	}
+	release()
+
+	// The step's write_file ran before the kill; an edit now would be
+	// overwritten if the resumed step ran it again.
+	const edited = "print('edited between the processes')\n"
+	if err := os.WriteFile(filepath.Join(dir, "app", "greet.py"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runID := filepath.Base(onlyRun(t, dir))
+	item := runner.StepItemID(runID, 3)
+	if st := itemStatus(t, url, item); st != "PENDING" {
+		t.Fatalf("step 3's item is %q after the kill, want PENDING", st)
+	}
+
+	a.mu.Lock()
+	a.hold = nil
+	a.mu.Unlock()
+	second := exec.Command(bin, append([]string{"resume"}, args...)...)
+	second.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+	var secondOut, secondErr bytes.Buffer
+	second.Stdout, second.Stderr = &secondOut, &secondErr
+	start := time.Now()
+	done := make(chan error, 1)
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- second.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("resume: %v\n%s", err, secondErr.String())
+		}
+	case <-time.After(60 * time.Second):
+		second.Process.Kill()
+		t.Fatalf("the resume did not end within 60s\n%s", secondErr.String())
+	}
+	took := time.Since(start)
+	t.Logf("resume in a second process: %v for the rest of the run (%d requests before the kill, %d in all)", took.Round(time.Millisecond), sentBefore, calls.total())
+	if got := strings.TrimSpace(secondOut.String()); got != "REPORT: the --shout flag is in." {
+		t.Fatalf("resume printed %q\n%s", got, secondErr.String())
+	}
+
+	a.check(t)
+	if tw := calls.twice(); len(tw) != 1 {
+		t.Errorf("%d request bodies were sent more than once, want 1 (the one in flight at the kill)", len(tw))
+	}
+	if got := stepStarts(t, dir)["implement-change"]; len(got) != 2 || got[0] != "3" || got[1] != "3" {
+		t.Errorf("step implement-change started as %v, want it resumed under its number 3", got)
+	}
+	if !strings.Contains(secondErr.String(), " 2 calls answered from journals") {
+		t.Errorf("the resume did not say it answered the step's two recorded calls:\n%s", secondErr.String())
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "app", "greet.py")); string(got) != edited {
+		t.Errorf("app/greet.py = %q: the step's write_file ran again over the edit", got)
+	}
+	got := outcome(t, dir)
+	for f, w := range want {
+		if f == "app/greet.py" {
+			continue // the test's own edit, checked above
+		}
+		if got[f] != w {
+			t.Errorf("%s differs from an uninterrupted local run's:\n--- resumed\n%s\n--- local\n%s", f, got[f], w)
+		}
+	}
+	if in, out := runUsage(t, dir); in != wantIn || out != wantOut {
+		t.Errorf("the run record counts %d input and %d output tokens, want the local run's %d and %d: a call was paid twice or lost", in, out, wantIn, wantOut)
+	}
+	if n := localCalls.total(); calls.total() != n+1 {
+		t.Errorf("the fake was sent %d requests over both processes, want the local run's %d plus the one in flight at the kill", calls.total(), n)
+	}
+
+	// The engine, not the journal, holds step 3's own calls: its item has
+	// every model call and tool call as a step, and the journal none.
+	names := itemSteps(t, url, item)
+	var modelSteps, toolSteps int
+	for _, n := range names {
+		switch {
+		case strings.HasPrefix(n, "call "):
+			modelSteps++
+		case strings.HasPrefix(n, "tool "):
+			toolSteps++
+		}
+	}
+	if modelSteps != 3 || toolSteps != 3 {
+		t.Errorf("step 3's item recorded %d model calls and %d tool calls as steps (%q), want 3 and 3", modelSteps, toolSteps, names)
+	}
+	if st := itemStatus(t, url, item); st != "SUCCESS" {
+		t.Errorf("step 3's item is %q, want SUCCESS", st)
+	}
+	journals, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", runID, "steps", "003-*.jsonl"))
+	if len(journals) != 1 {
+		t.Fatalf("%d journals of step 3, want 1", len(journals))
+	}
+	if data, _ := os.ReadFile(journals[0]); bytes.Contains(data, []byte(`"kind":"call"`)) || bytes.Contains(data, []byte(`"kind":"tool"`)) {
+		t.Errorf("step 3's journal holds calls or tool calls the engine records:\n%s", data)
+	}
+}
+
+func onlyRun(t *testing.T, dir string) string {
+	t.Helper()
+	runs, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", "*"))
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	return runs[0]
+}
+
+func itemStatus(t *testing.T, url, id string) string {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var st string
+	if err := conn.QueryRow(context.Background(), `SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1`, id).Scan(&st); err != nil {
+		t.Fatalf("status of %s: %v", id, err)
+	}
+	return st
+}
+
+func itemSteps(t *testing.T, url, id string) []string {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), `SELECT function_name FROM dbos.operation_outputs WHERE workflow_uuid = $1 ORDER BY function_id`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
