@@ -206,6 +206,11 @@ func killedWorkerAsk(t *testing.T, restart bool) {
 	}
 	a := startWorker(t, bin, url, "worker-a", envA...)
 	b := startWorker(t, bin, url, "worker-b", env...)
+	// The ask starts once both workers have launched (and beaten), as a
+	// user's would: an ask before any worker says none is alive.
+	waitFor(t, 60*time.Second, "both workers to start", func() bool {
+		return strings.Contains(a.out.String(), "taking up to") && strings.Contains(b.out.String(), "taking up to")
+	})
 
 	ask := exec.Command(bin, askArgs(filepath.Join(dir, "runs"), "--engine", "dbos", "--database-url", url)...)
 	ask.Env = append(os.Environ(), env...)
