@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/engine/dbosengine"
@@ -70,27 +69,18 @@ func openDistributed(ctx context.Context, url string, cfg dbosengine.Config, mod
 	return &distributed{eng: eng, docs: docs}, nil
 }
 
-// coordinatorPrefix begins the executor ID of every coordinating ask, so
-// that workers can be told from coordinators in the heartbeats.
-const coordinatorPrefix = "ask-"
-
 // coordinatorID names a coordinating ask in the engine's records.
 func coordinatorID() string {
 	h, _ := os.Hostname()
-	return fmt.Sprintf("%s%s-%d", coordinatorPrefix, h, os.Getpid())
+	return fmt.Sprintf("ask-%s-%d", h, os.Getpid())
 }
 
 // warnIfNoWorker says, once, when no worker of this version is alive to take
 // the coordinator's work: the ask would otherwise wait without a word.
 func warnIfNoWorker(ctx context.Context, w io.Writer, d *distributed) {
-	ids, err := d.eng.LiveExecutors(ctx)
-	if err != nil {
+	ids, err := d.eng.LiveWorkers(ctx)
+	if err != nil || len(ids) > 0 {
 		return
-	}
-	for _, id := range ids {
-		if !strings.HasPrefix(id, coordinatorPrefix) {
-			return
-		}
 	}
 	fmt.Fprintf(w, "baton: warning: no baton worker of version %q is alive on this database; the sub-agent calls wait on the queue until one starts (baton worker --database-url URL)\n", appVersion())
 }

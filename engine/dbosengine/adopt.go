@@ -178,21 +178,21 @@ func (h *heart) resume(dead string) ([]string, error) {
 	return ids, nil
 }
 
-// LiveExecutors names the other executors of this engine's application and
-// version whose last beat is within the dead-after bound: the processes
-// that can take the work this one enqueues.
-func (e *Engine) LiveExecutors(ctx context.Context) ([]string, error) {
+// LiveWorkers names the other executors of role worker, of this engine's
+// application and version, whose last beat is within the dead-after bound:
+// the processes that can take the work this one enqueues.
+func (e *Engine) LiveWorkers(ctx context.Context) ([]string, error) {
 	h := e.heart
 	rows, err := h.pool.Query(ctx, `SELECT executor_id FROM baton.executors
-		WHERE app_name = $1 AND app_version = $2 AND executor_id <> $3 AND beat_at >= now() - $4::interval
+		WHERE app_name = $1 AND app_version = $2 AND executor_id <> $3 AND role = $4 AND beat_at >= now() - $5::interval
 		ORDER BY executor_id`,
-		h.appName, h.appVersion, h.id, fmt.Sprintf("%d microseconds", h.deadAfter.Microseconds()))
+		h.appName, h.appVersion, h.id, RoleWorker, fmt.Sprintf("%d microseconds", h.deadAfter.Microseconds()))
 	if err != nil {
-		return nil, fmt.Errorf("live executors: %w", err)
+		return nil, fmt.Errorf("live workers: %w", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("live executors: %w", err)
+		return nil, fmt.Errorf("live workers: %w", err)
 	}
 	return ids, nil
 }
