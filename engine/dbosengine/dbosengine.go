@@ -100,6 +100,7 @@ type Engine struct {
 	stop   context.Context
 	cancel context.CancelFunc
 	heart  *heart
+	wait   waiters
 }
 
 var _ engine.Engine = (*Engine)(nil)

@@ -1,7 +1,6 @@
 package dbosengine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -85,42 +84,14 @@ func (e *Engine) rewindPoint(id string) (uint, error) {
 	return uint(next), nil
 }
 
-// await polls the records of ids until each has ended, calling done with
-// each one's output or error as it ends. It returns ctx's error, or
-// ErrClosed, if that comes first.
-func (e *Engine) await(ctx context.Context, ids []string, done func(id string, out []byte, err error)) error {
-	pending := append([]string(nil), ids...)
-	tick := time.NewTicker(e.poll)
-	defer tick.Stop()
-	for len(pending) > 0 {
-		st, err := e.statuses(pending)
-		if err != nil && e.stop.Err() == nil && ctx.Err() == nil {
-			return err
-		}
-		left := pending[:0]
-		for _, id := range pending {
-			switch st[id] {
-			case dbos.WorkflowStatusSuccess, dbos.WorkflowStatusError, dbos.WorkflowStatusCancelled,
-				dbos.WorkflowStatusMaxRecoveryAttemptsExceeded:
-				out, werr := e.result(id, st[id])
-				done(id, out, werr)
-			default:
-				left = append(left, id)
-			}
-		}
-		pending = left
-		if len(pending) == 0 {
-			return nil
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-e.stop.Done():
-			return engine.ErrClosed
-		}
+// terminal reports whether a workflow of status s has ended.
+func terminal(s dbos.WorkflowStatusType) bool {
+	switch s {
+	case dbos.WorkflowStatusSuccess, dbos.WorkflowStatusError, dbos.WorkflowStatusCancelled,
+		dbos.WorkflowStatusMaxRecoveryAttemptsExceeded:
+		return true
 	}
-	return nil
+	return false
 }
 
 // result reads an ended workflow's output or error.
