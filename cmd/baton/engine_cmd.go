@@ -106,6 +106,7 @@ func formatStatus(st dbosengine.Status) string {
 	}
 	s := fmt.Sprintf("queue %s: %d waiting, %d running, %d finished in the last %v\n", st.Queue, st.Waiting, st.Running, st.Finished, st.Window)
 	s += fmt.Sprintf("limits: %s per worker, %s in all, rate %s\n", limit(st.WorkerConcurrency), limit(st.GlobalConcurrency), rate)
+	s += formatShared(st.Shared)
 	if len(st.Workers) == 0 {
 		return s + fmt.Sprintf("workers seen in the last %v: none\n", st.Window)
 	}

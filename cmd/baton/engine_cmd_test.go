@@ -39,7 +39,7 @@ func TestEngineMigrateAndStatus(t *testing.T) {
 	}
 	e.Close()
 	code, out, errOut = runBaton(t, "", "engine", "status", "--window", time.Hour.String())
-	want := "queue baton: 0 waiting, 0 running, 2 finished in the last 1h0m0s\nlimits: 3 per worker, none in all, rate none\nworkers seen in the last 1h0m0s: 1\n  w1: 0 running, 2 finished\n"
+	want := "queue baton: 0 waiting, 0 running, 2 finished in the last 1h0m0s\nlimits: 3 per worker, none in all, rate none\ntoken budget: none\nworkers seen in the last 1h0m0s: 1\n  w1: 0 running, 2 finished\n"
 	if code != exitOK || out != want {
 		t.Fatalf("status: exit %d, stderr %q\n got %q\nwant %q", code, errOut, out, want)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
+
+	"github.com/baton-dev/baton/engine/quota"
 )
 
 // Status is what a queue looks like in the database at one moment.
@@ -27,6 +29,9 @@ type Status struct {
 	// The queue's limits as stored in its row: 0 or nil is no limit.
 	WorkerConcurrency, GlobalConcurrency int
 	RateLimit                            *RateLimit
+	// Shared is the token budget and pause every process shares
+	// (package quota).
+	Shared quota.State
 }
 
 // Worker is one executor's share of a queue.
@@ -106,6 +111,9 @@ func ReadStatus(ctx context.Context, databaseURL, queue string, window time.Dura
 		st.Workers = append(st.Workers, *w)
 	}
 	sort.Slice(st.Workers, func(i, j int) bool { return st.Workers[i].ID < st.Workers[j].ID })
+	if st.Shared, err = quota.ReadState(ctx, databaseURL, queue); err != nil {
+		return st, fmt.Errorf("status: %w", err)
+	}
 	return st, nil
 }
 
