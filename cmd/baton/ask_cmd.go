@@ -253,6 +253,17 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		f.models.onRetry = answer.retryNotice(f.models.onRetry)
 	}
 	f.models.window = f.window
+	var shared *sharedLimits
+	if !f.dryRun && f.engine == "dbos" {
+		u, err := databaseURL(f.databaseURL)
+		if err != nil {
+			return err
+		}
+		if shared, err = openSharedLimits(ctx, u, cmd.Flags(), &f.models); err != nil {
+			return err
+		}
+		defer shared.Close()
+	}
 	if !f.dryRun {
 		m, sel, err := f.models.resolve(ctx, f.concurrency, stderr)
 		switch {
@@ -295,7 +306,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		cfg.Progress = prog.event
 	}
 	if f.engine == "dbos" && cfg.Model != nil {
-		d, err := openCoordinator(ctx, f.databaseURL, cfg.Model)
+		d, err := openCoordinator(ctx, f.databaseURL, cfg.Model, shared.rate)
 		if err != nil {
 			return err
 		}

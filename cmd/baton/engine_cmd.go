@@ -126,6 +126,7 @@ func formatStatus(st dbosengine.Status) string {
 	s := fmt.Sprintf("queue %s: %d waiting, %d running, %d finished in the last %v (%.1f a minute)\n",
 		st.Queue, st.Waiting, st.Running, st.Finished, st.Window, st.PerMinute)
 	s += fmt.Sprintf("limits: %s per worker, %s in all, rate %s\n", limit(st.WorkerConcurrency), limit(st.GlobalConcurrency), rate)
+	s += formatShared(st.Shared)
 	s += fmt.Sprintf("workers alive (a heartbeat within %v): %d\n", st.DeadAfter, len(st.Workers))
 	for _, w := range st.Workers {
 		s += "  " + formatExecutor(w) + fmt.Sprintf(", %d running, %d finished\n", w.Running, w.Finished)
@@ -167,6 +168,16 @@ type statusJSON struct {
 	WorkerConcurrency int            `json:"worker_concurrency"`
 	GlobalConcurrency int            `json:"global_concurrency"`
 	RateLimit         *rateJSON      `json:"rate_limit"`
+	// TokenBudget is the shared tokens-per-period budget (nil: none);
+	// PausedSeconds the pause a 429 set that is still in force (0: none).
+	TokenBudget   *budgetJSON `json:"token_budget"`
+	PausedSeconds float64     `json:"paused_seconds"`
+}
+
+type budgetJSON struct {
+	Tokens        int     `json:"tokens"`
+	PeriodSeconds float64 `json:"period_seconds"`
+	Charged       int     `json:"charged"`
 }
 
 type executorJSON struct {
@@ -202,5 +213,9 @@ func statusView(st dbosengine.Status) statusJSON {
 	if st.RateLimit != nil {
 		v.RateLimit = &rateJSON{Limit: st.RateLimit.Limit, PeriodSeconds: st.RateLimit.Period.Seconds()}
 	}
+	if sh := st.Shared; sh.TokensPerPeriod > 0 {
+		v.TokenBudget = &budgetJSON{Tokens: sh.TokensPerPeriod, PeriodSeconds: sh.Period.Seconds(), Charged: sh.Charged}
+	}
+	v.PausedSeconds = st.Shared.PausedFor.Seconds()
 	return v
 }

@@ -48,6 +48,7 @@ func TestEngineMigrateAndStatus(t *testing.T) {
 	host, _ := os.Hostname()
 	want := regexp.MustCompile(`^queue baton: 0 waiting, 0 running, 2 finished in the last 1h0m0s \(0\.0 a minute\)
 limits: 3 per worker, none in all, rate none
+token budget: none
 workers alive \(a heartbeat within 30s\): 1
   w1: ` + regexp.QuoteMeta(host) + ` pid ` + strconv.Itoa(os.Getpid()) + `, version test-1, last beat [0-9.]+m?s ago, 0 running, 2 finished
 $`)
@@ -61,7 +62,7 @@ $`)
 	}
 	if v.Queue != "baton" || v.Finished != 2 || v.WorkerConcurrency != 3 || v.DeadAfterSeconds != 3600 || v.RateLimit != nil ||
 		len(v.Workers) != 1 || v.Workers[0].ID != "w1" || v.Workers[0].Finished != 2 || !v.Workers[0].Beating || v.Workers[0].PID != os.Getpid() ||
-		len(v.Dead) != 0 || v.Coordinators == nil {
+		len(v.Dead) != 0 || v.Coordinators == nil || v.TokenBudget != nil || v.PausedSeconds != 0 {
 		t.Errorf("status --json: %+v", v)
 	}
 	if !strings.Contains(out, `"dead_holding_items": []`) {

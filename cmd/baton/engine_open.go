@@ -88,11 +88,12 @@ func warnIfNoWorker(ctx context.Context, w io.Writer, d *distributed) {
 // openCoordinator opens the dbos engine for an ask that enqueues its
 // sub-agent calls and leaves them to the workers. It registers the task
 // too, with its own model, because DBOS recovers a process's own unfinished
-// work in that process.
-func openCoordinator(ctx context.Context, flag string, model llm.Model) (*distributed, error) {
+// work in that process. rate, when set, is the --rpm it stores for all the
+// queue's workers.
+func openCoordinator(ctx context.Context, flag string, model llm.Model, rate *dbosengine.RateLimit) (*distributed, error) {
 	url, err := databaseURL(flag)
 	if err != nil {
 		return nil, err
 	}
-	return openDistributed(ctx, url, dbosengine.Config{ExecutorID: coordinatorID(), EnqueueOnly: true}, model, nil)
+	return openDistributed(ctx, url, dbosengine.Config{ExecutorID: coordinatorID(), EnqueueOnly: true, RateLimit: rate}, model, nil)
 }

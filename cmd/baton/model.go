@@ -32,14 +32,18 @@ type modelFlags struct {
 	// window is the --window of a command that has one: Ollama is told
 	// to run every request with it (provider.Options.Window).
 	window int
+	// shared, when set, wraps each attempt in the limits shared with the
+	// other processes of the dbos engine (shared_limits.go), which then
+	// replace --rpm and --tpm within this process.
+	shared func(llm.Model) llm.Model
 }
 
 func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&m.provider, "provider", "", "provider: anthropic, openai (any OpenAI-compatible server) or ollama; default from the environment")
 	fl.StringVar(&m.model, "model", "", "model name (default: the provider's default)")
 	fl.StringVar(&m.baseURL, "base-url", "", "provider endpoint (default: ANTHROPIC_BASE_URL / OPENAI_BASE_URL / OLLAMA_HOST)")
-	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute limit (0: none)")
-	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute limit (0: none)")
+	fl.IntVar(&m.rpm, "rpm", 0, "requests per minute limit (0: none); with the dbos engine, item starts per minute over all workers, stored in the database: the last process to give it sets it for all")
+	fl.IntVar(&m.tpm, "tpm", 0, "tokens per minute limit (0: none); with the dbos engine, a budget shared by all workers and stored in the database: the last process to give it sets it for all")
 	fl.IntVar(&m.maxAttempts, "max-attempts", 5, "attempts per model call, retries included")
 	fl.DurationVar(&m.callTimeout, "call-timeout", llm.DefaultCallTimeout, "longest one attempt of a model call may take before it is abandoned and retried (0: no limit)")
 	fl.DurationVar(&m.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest a streamed response may send no event before it is abandoned and retried; keep-alive comments do not count (0: no limit)")
@@ -63,7 +67,13 @@ func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Wri
 	if err != nil {
 		return nil, nil, err
 	}
-	var model llm.Model = llm.WithLimits(telemetry.Attempts(sel.LLM), llm.Limits{Concurrency: concurrency, RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm})
+	var model llm.Model = telemetry.Attempts(sel.LLM)
+	limits := llm.Limits{Concurrency: concurrency, RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm}
+	if m.shared != nil {
+		// Inside the slot, as llm.Limited takes its budget after the slot.
+		model, limits.RequestsPerMinute, limits.TokensPerMinute = m.shared(model), 0, 0
+	}
+	model = llm.WithLimits(model, limits)
 	// Parallel sub-agents retry at the same time; the lock keeps their
 	// notices whole lines and keeps a non-file stderr (a buffer, a pipe
 	// wrapper) from being written by two goroutines at once.

@@ -48,6 +48,13 @@ version is named on stderr and left alone.
 the queue's row, one for all the queue's workers: the last worker to start
 sets it.
 
+--rpm and --tpm are shared by every worker and kept in the database: --rpm
+bounds item starts per minute over all workers (the queue's rate limit),
+--tpm is one token budget per minute that every model call is charged
+against before it is sent. The worker that gives one sets it for all; a
+worker started without it keeps the one stored; 0 lifts it. A 429 from the
+provider to any worker pauses every worker for its retry-after.
+
 On SIGTERM the worker stops taking items; the items it was running are
 released unfinished, to be continued when it starts again with its id.
 
@@ -93,6 +100,11 @@ func runWorker(cmd *cobra.Command, f workerFlags) error {
 			return usageErrorf("give --id: the host name is not known")
 		}
 	}
+	shared, err := openSharedLimits(context.WithoutCancel(ctx), url, cmd.Flags(), &f.models)
+	if err != nil {
+		return err
+	}
+	defer shared.Close()
 	model, _, err := f.models.resolve(ctx, f.concurrency, stderr)
 	if err != nil {
 		return err
@@ -103,6 +115,7 @@ func runWorker(cmd *cobra.Command, f workerFlags) error {
 	// engine's own connections before Close releases the items.
 	d, err := openDistributed(context.WithoutCancel(ctx), url, dbosengine.Config{
 		ExecutorID: f.id, WorkerConcurrency: f.concurrency, Heartbeat: f.heartbeat, DeadAfter: f.deadAfter, OnAdopt: log.adopted,
+		RateLimit: shared.rate,
 	}, model, log.wrap)
 	if err != nil {
 		return err

@@ -173,10 +173,13 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	e.heart = &heart{pool: pool, dctx: dctx, id: cfg.ExecutorID, appName: cfg.AppName, appVersion: cfg.AppVersion, role: role,
 		every: cfg.Heartbeat, deadAfter: cfg.DeadAfter, onAdopt: cfg.OnAdopt, done: make(chan struct{})}
 	dbos.RegisterWorkflow(dctx, e.workflow, dbos.WithWorkflowName(workflowName))
-	conflict := dbos.QueueConflictAlwaysUpdate
-	if cfg.EnqueueOnly {
-		// A coordinator leaves the limits the workers set alone.
-		conflict = dbos.QueueConflictNeverUpdate
+	// A coordinator leaves the limits the workers set alone, unless it
+	// sets one itself.
+	conflict, err := queueConflict(dctx, &cfg)
+	if err != nil {
+		dbos.Shutdown(dctx, 10*time.Second)
+		pool.Close()
+		return nil, fmt.Errorf("dbos engine: queue %q: %w", cfg.Queue, err)
 	}
 	opts := []dbos.QueueOption{dbos.WithWorkerConcurrency(cfg.WorkerConcurrency), dbos.WithQueueBasePollingInterval(cfg.PollInterval),
 		dbos.WithQueueOnConflict(conflict)}

@@ -109,3 +109,35 @@ func TestRateLimitIsKeptOrLifted(t *testing.T) {
 		t.Fatalf("after a lift: rate %+v, global %d; want none", st.RateLimit, st.GlobalConcurrency)
 	}
 }
+
+// TestCoordinatorSetsRateKeepingWorkersConcurrency: a coordinator (ask
+// --engine dbos --rpm) stores its rate limit for the workers and keeps the
+// worker concurrency they set; one without a limit changes nothing.
+func TestCoordinatorSetsRateKeepingWorkersConcurrency(t *testing.T) {
+	url := pgtest.Database(t)
+	tasks := engine.Tasks{"x": func(_ context.Context, in []byte) ([]byte, error) { return in, nil }}
+	open := func(cfg Config) {
+		cfg.DatabaseURL, cfg.AppVersion = url, "test-1"
+		e, err := Open(context.Background(), cfg, tasks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+	}
+	read := func() Status {
+		st, err := ReadStatus(context.Background(), url, "baton", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	open(Config{ExecutorID: "w", WorkerConcurrency: 3})
+	open(Config{ExecutorID: "c1", EnqueueOnly: true})
+	if st := read(); st.RateLimit != nil || st.WorkerConcurrency != 3 {
+		t.Fatalf("after a coordinator without limits: rate %+v, concurrency %d; want none and 3", st.RateLimit, st.WorkerConcurrency)
+	}
+	open(Config{ExecutorID: "c2", EnqueueOnly: true, RateLimit: PerPeriod(7, 0)})
+	if st := read(); st.RateLimit == nil || *st.RateLimit != (RateLimit{Limit: 7, Period: time.Minute}) || st.WorkerConcurrency != 3 {
+		t.Fatalf("after a coordinator with --rpm 7: rate %+v, concurrency %d; want 7 per minute and 3 kept", st.RateLimit, st.WorkerConcurrency)
+	}
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/baton-dev/baton/engine/quota"
 )
 
 // The roles an executor beats under in baton.executors.
@@ -42,6 +44,9 @@ type Status struct {
 	// The queue's limits as stored in its row: 0 or nil is no limit.
 	WorkerConcurrency, GlobalConcurrency int
 	RateLimit                            *RateLimit
+	// Shared is the token budget and pause every process shares
+	// (package quota).
+	Shared quota.State
 }
 
 // Executor is one process's heartbeat and its share of a queue.
@@ -161,6 +166,9 @@ func ReadStatusOf(ctx context.Context, databaseURL string, q StatusQuery) (Statu
 	}
 	for _, list := range [][]Executor{st.Workers, st.Coordinators, st.Dead} {
 		sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	}
+	if st.Shared, err = quota.ReadState(ctx, databaseURL, q.Queue); err != nil {
+		return st, fmt.Errorf("status: %w", err)
 	}
 	return st, nil
 }

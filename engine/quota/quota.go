@@ -161,8 +161,11 @@ type Charge struct {
 func (c Charge) Tokens() int { return c.tokens }
 
 // Take waits until no pause is in force and the budget has room for n
-// tokens in the current window, then charges them, all honouring ctx. A
-// call of more tokens than the whole budget is charged the whole budget:
+// tokens, then charges them, all honouring ctx. Calls are served in the
+// order they asked, across processes: each is charged at once, at the
+// first moment it fits after the charges before it (a reservation), and
+// waits for that moment, so a large request is not starved by small ones.
+// A call of more tokens than the whole budget is charged the whole budget:
 // it goes out once the window is empty, and the provider, which knows its
 // real limits, decides. With no token limit Take only waits out a pause.
 func (b *Budget) Take(ctx context.Context, n int) (Charge, error) {
@@ -175,6 +178,7 @@ func (b *Budget) Take(ctx context.Context, n int) (Charge, error) {
 			return c, nil
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			b.cancel(ctx, c)
 			return Charge{}, fmt.Errorf("waiting %v for the shared budget would pass the deadline: %w",
 				wait.Round(time.Millisecond), context.DeadlineExceeded)
 		}
@@ -183,14 +187,49 @@ func (b *Budget) Take(ctx context.Context, n int) (Charge, error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
+			b.cancel(ctx, c)
 			return Charge{}, fmt.Errorf("waiting for the shared budget: %w", ctx.Err())
 		}
+		if c.id == 0 {
+			continue // a pause passed: ask again
+		}
+		// A pause set while this call waited for its turn holds it too;
+		// it gives its turn back and asks again once the pause is over.
+		left, err := b.pausedFor(ctx)
+		if err != nil {
+			b.cancel(ctx, c)
+			return Charge{}, err
+		}
+		if left <= 0 {
+			return c, nil
+		}
+		b.cancel(ctx, c)
 	}
 }
 
-// try charges n tokens if they fit now, or says how long to wait before
-// trying again. The budget's row is locked for the decision, so that the
-// processes charge one after the other.
+// cancel takes back a reservation that will not be sent.
+func (b *Budget) cancel(ctx context.Context, c Charge) {
+	if c.id != 0 {
+		// Best effort: a charge left behind only makes the window
+		// stricter until it leaves it.
+		_, _ = b.pool.Exec(context.WithoutCancel(ctx), `DELETE FROM baton.quota_charge WHERE id = $1`, c.id)
+	}
+}
+
+func (b *Budget) pausedFor(ctx context.Context) (time.Duration, error) {
+	var left float64
+	err := b.pool.QueryRow(ctx, `SELECT GREATEST(0, COALESCE(EXTRACT(EPOCH FROM paused_until - clock_timestamp()), 0))::float8
+		FROM baton.quota WHERE name = $1`, b.name).Scan(&left)
+	if err != nil {
+		return 0, fmt.Errorf("shared budget %q: %w", b.name, err)
+	}
+	return time.Duration(left * float64(time.Second)), nil
+}
+
+// try waits for nothing: under the budget's row lock, it either charges n
+// tokens now, or reserves them at the first moment they fit after every
+// charge already made (and says how long until then), or, while a pause
+// is in force, charges nothing and says how long it has to run.
 func (b *Budget) try(ctx context.Context, n int) (Charge, time.Duration, error) {
 	tx, err := b.pool.Begin(ctx)
 	if err != nil {
@@ -218,7 +257,10 @@ func (b *Budget) try(ctx context.Context, n int) (Charge, time.Duration, error) 
 	}
 	period := time.Duration(periodMS) * time.Millisecond
 	n = min(n, int(limit))
-	rows, err := tx.Query(ctx, `SELECT at, tokens FROM baton.quota_charge WHERE name = $1 AND at > $2 ORDER BY at`,
+	// The charges that can share a window with this one: every charge
+	// is at or before the time this one is given, so those older than a
+	// period before now are past.
+	rows, err := tx.Query(ctx, `SELECT at, tokens FROM baton.quota_charge WHERE name = $1 AND at > $2 ORDER BY at, id`,
 		b.name, now.Add(-period))
 	if err != nil {
 		return Charge{}, 0, fmt.Errorf("shared budget %q: %w", b.name, err)
@@ -228,7 +270,6 @@ func (b *Budget) try(ctx context.Context, n int) (Charge, time.Duration, error) 
 		tokens int64
 	}
 	var window []charge
-	var sum int64
 	for rows.Next() {
 		var c charge
 		if err := rows.Scan(&c.at, &c.tokens); err != nil {
@@ -236,26 +277,21 @@ func (b *Budget) try(ctx context.Context, n int) (Charge, time.Duration, error) 
 			return Charge{}, 0, fmt.Errorf("shared budget %q: %w", b.name, err)
 		}
 		window = append(window, c)
-		sum += c.tokens
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return Charge{}, 0, fmt.Errorf("shared budget %q: %w", b.name, err)
 	}
-	if sum+int64(n) > limit {
-		// Room comes when enough of the oldest charges leave the window.
+	at := fitAt(now, period, limit, int64(n), func(yield func(time.Time, int64) bool) {
 		for _, c := range window {
-			sum -= c.tokens
-			if sum+int64(n) <= limit {
-				// A millisecond more: the window's start is exclusive.
-				return Charge{}, c.at.Add(period).Sub(now) + time.Millisecond, nil
+			if !yield(c.at, c.tokens) {
+				return
 			}
 		}
-		return Charge{}, period, nil // unreachable: n <= limit
-	}
+	})
 	var id int64
 	if err := tx.QueryRow(ctx, `INSERT INTO baton.quota_charge (name, at, tokens) VALUES ($1, $2, $3) RETURNING id`,
-		b.name, now, n).Scan(&id); err != nil {
+		b.name, at, n).Scan(&id); err != nil {
 		return Charge{}, 0, fmt.Errorf("shared budget %q: charge: %w", b.name, err)
 	}
 	// Charges that left the window matter no more.
@@ -265,7 +301,39 @@ func (b *Budget) try(ctx context.Context, n int) (Charge, time.Duration, error) 
 	if err := tx.Commit(ctx); err != nil {
 		return Charge{}, 0, fmt.Errorf("shared budget %q: charge: %w", b.name, err)
 	}
-	return Charge{id: id, tokens: n, At: now}, 0, nil
+	return Charge{id: id, tokens: n, At: at}, at.Sub(now), nil
+}
+
+// fitAt is the first moment, no earlier than now nor than the last charge,
+// at which n more tokens keep every window of the period within limit,
+// given the charges (oldest first, none a period or more before now).
+// Only the window ending at that moment needs checking: the windows ending
+// earlier held within limit already, and no charge comes after it.
+func fitAt(now time.Time, period time.Duration, limit, n int64, charges func(yield func(time.Time, int64) bool)) time.Time {
+	type c struct {
+		at     time.Time
+		tokens int64
+	}
+	var cs []c
+	var sum int64
+	t := now
+	for at, tokens := range charges {
+		cs = append(cs, c{at, tokens})
+		sum += tokens
+		if at.After(t) {
+			t = at
+		}
+	}
+	// Drop the oldest charges until n fits; the window then starts just
+	// after the last one dropped, so the charge goes a period after it
+	// (plus a microsecond, the window's start being exclusive).
+	for i := 0; sum+n > limit && i < len(cs); i++ {
+		sum -= cs[i].tokens
+		if end := cs[i].at.Add(period + time.Microsecond); end.After(t) {
+			t = end
+		}
+	}
+	return t
 }
 
 // Settle lowers a charge to the tokens the call really spent (never

@@ -265,3 +265,42 @@ func TestModelPausesAllOnA429(t *testing.T) {
 	}
 	t.Logf("the other model's call arrived %v after the 429 (retry-after %v)", gap.Round(time.Millisecond), retryAfter)
 }
+
+// TestALargeCallIsNotStarved: while one pool keeps charging small calls, a
+// call of nearly the whole budget from another pool is served in its turn:
+// it is charged within two periods of asking, not held off for as long as
+// small calls keep fitting.
+func TestALargeCallIsNotStarved(t *testing.T) {
+	const limit = 1000
+	period := time.Second
+	url := migrated(t)
+	a, b := open(t, url), open(t, url)
+	if err := a.SetSize(context.Background(), limit, period); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				a.Take(ctx, 100)
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // the small calls fill the window
+	asked := dbNow(t, url)
+	c, err := b.Take(context.Background(), 900)
+	cancel()
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wait := c.At.Sub(asked); wait > 2*period {
+		t.Errorf("the large call was charged %v after it asked, want within %v", wait, 2*period)
+	} else {
+		t.Logf("the large call was charged %v after it asked", wait.Round(time.Millisecond))
+	}
+}
