@@ -94,6 +94,15 @@ func TestRunDBOSKilledMidStepResumedByAnotherProcess(t *testing.T) {
 	}, "implement-change", 3, dbosCounts{model: 3, tool: 3, replayed: 2}, true)
 }
 
+// SIGTERM in the same place: the run stops with its one line, which names
+// the engine to resume on, and the item is left for the resume, which
+// continues it the same way.
+func TestRunDBOSInterruptedMidStepResumedByAnotherProcess(t *testing.T) {
+	killAndResumeDBOSWith(t, syscall.SIGTERM, func(r llmtest.RecordedRequest) bool {
+		return strings.Contains(r.System, "# Implement") && rounds(r) == 2
+	}, "implement-change", 3, dbosCounts{model: 3, tool: 3, replayed: 2}, true)
+}
+
 // The same with the kill inside a step's tool call: a dispatch_agents call
 // with one sub-agent answered and the other in flight. The tool call is
 // one engine step, not recorded, so it runs again; the answered sub-agent's
@@ -117,6 +126,11 @@ type dbosCounts struct{ model, tool, journalCalls, journalTools, replayed int }
 // uninterrupted local one; want is what the step records. edit says the step's write_file ran before
 // the kill and must not run again.
 func killAndResumeDBOS(t *testing.T, hold func(llmtest.RecordedRequest) bool, skill string, seq int, want dbosCounts, edit bool) {
+	t.Helper()
+	killAndResumeDBOSWith(t, syscall.SIGKILL, hold, skill, seq, want, edit)
+}
+
+func killAndResumeDBOSWith(t *testing.T, sig syscall.Signal, hold func(llmtest.RecordedRequest) bool, skill string, seq int, want dbosCounts, edit bool) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds baton and starts PostgreSQL and two processes")
@@ -166,11 +180,19 @@ func killAndResumeDBOS(t *testing.T, hold func(llmtest.RecordedRequest) bool, sk
 		t.Fatalf("the run never reached the request to kill it at\n%s", firstErr.String())
 	}
 	sentBefore := calls.total()
-	first.Process.Signal(syscall.SIGKILL)
-	if err := first.Wait(); err == nil || !first.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
-		t.Fatalf("the first process was not killed: %v\n%s", first.ProcessState, firstErr.String())
+	first.Process.Signal(sig)
+	if sig == syscall.SIGKILL {
+		if err := first.Wait(); err == nil || !first.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
+			t.Fatalf("the first process was not killed: %v\n%s", first.ProcessState, firstErr.String())
+		}
+		release()
+	} else {
+		release() // the held request fails at once rather than waits
+		first.Wait()
+		if code := first.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(firstErr.String(), "resume with: baton resume --workflow "+wf+" --engine dbos\n") {
+			t.Fatalf("after %v the run ended with exit %d, want %d and a line naming --engine dbos:\n%s", sig, code, exitInterrupted, firstErr.String())
+		}
 	}
-	release()
 
 	// The step's write_file ran before the kill; an edit now would be
 	// overwritten if the resumed step ran it again.
@@ -182,9 +204,10 @@ func killAndResumeDBOS(t *testing.T, hold func(llmtest.RecordedRequest) bool, sk
 	}
 	runID := filepath.Base(onlyRun(t, dir))
 	item := runner.StepItemID(runID, seq)
-	if st := itemStatus(t, url, item); st != "PENDING" {
-		t.Fatalf("step %d's item is %q after the kill, want PENDING", seq, st)
+	if st := itemStatus(t, url, item); st == "SUCCESS" || st == "" {
+		t.Fatalf("step %d's item is %q after the %v, want it unfinished", seq, st, sig)
 	}
+	t.Logf("step %d's item after %v: %s", seq, sig, itemStatus(t, url, item))
 
 	// A resume on the local engine would find none of the step's calls
 	// in its journal and pay them again: it is refused, and sends nothing.
