@@ -50,6 +50,25 @@ func StepItemID(runID string, seq int) string {
 	return fmt.Sprintf("%s.step-%d", runID, seq)
 }
 
+// engineName is the name current.json records for the run's engine: ""
+// for the journals alone.
+func (r *runner) engineName() string {
+	if r.cfg.Engine == nil {
+		return ""
+	}
+	if r.cfg.EngineName == "" {
+		return "durable"
+	}
+	return r.cfg.EngineName
+}
+
+func orLocal(name string) string {
+	if name == "" {
+		return "local"
+	}
+	return name
+}
+
 // openEngine opens Config.Engine for the run, if set.
 func (r *runner) openEngine(ctx context.Context) error {
 	if r.cfg.Engine == nil {

@@ -51,12 +51,17 @@ type RunInfo struct {
 	// AgentCmd is the external agent the run was started with, so that a
 	// resume can tell the user when it would run a different one.
 	AgentCmd string `json:"agent_cmd,omitempty"`
+	// Engine names the engine the run's steps are recorded on ("" is
+	// local, the steps' journals), so that a resume on another engine,
+	// which would not find the record and pay the calls again, is
+	// refused.
+	Engine string `json:"engine,omitempty"`
 }
 
 func infoPath(wf *workflow.Workflow) string { return filepath.Join(wf.Dir, ".baton", "current.json") }
 
 func (r *runner) writeInfo(status string) error {
-	data, _ := json.MarshalIndent(RunInfo{ID: r.id, Workflow: filepath.Base(r.wf.Path), Status: status, AgentCmd: r.cfg.AgentCmd}, "", "  ")
+	data, _ := json.MarshalIndent(RunInfo{ID: r.id, Workflow: filepath.Base(r.wf.Path), Status: status, AgentCmd: r.cfg.AgentCmd, Engine: r.engineName()}, "", "  ")
 	return atomicfile.Write(filepath.Join(r.ws.Root(), ".baton", "current.json"), append(data, '\n'), 0o644)
 }
 

@@ -92,6 +92,9 @@ type Config struct {
 	// Engine, when set, runs each skill step as one durable engine item
 	// (durable.go); nil runs the steps over their journals alone.
 	Engine EngineOpener
+	// EngineName names Engine in the run's records and messages (the
+	// --engine value).
+	EngineName string
 }
 
 // Result is what a finished run reports.
@@ -339,6 +342,10 @@ func Resume(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	if !ok {
 		return nil, ErrNoUnfinishedRun
+	}
+	if info.Engine != r.engineName() {
+		return nil, fmt.Errorf("run %s records its steps on engine %s; resume it with --engine %s (on engine %s it would not find what was recorded and would pay for those calls again)",
+			info.ID, orLocal(info.Engine), orLocal(info.Engine), orLocal(r.engineName()))
 	}
 	if err := r.open(info.ID); err != nil {
 		return nil, err

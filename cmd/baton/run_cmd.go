@@ -201,7 +201,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	cfg := runner.Config{
 		Workflow: wf, ModelName: f.models.model, ModelExplicit: cmd.Flags().Changed("model"), AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
 		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
-		Engine: open,
+		Engine: open, EngineName: f.engine,
 	}
 	// While the run goes the progress display owns stderr: the runner's
 	// lines are written above its live line.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,6 +89,49 @@ func runUsage(t *testing.T, dir string) (in, out int64) {
 // between the processes, the run completes, the workspace equals an
 // uninterrupted local run's, and the run record pays for every call once.
 func TestRunDBOSKilledMidStepResumedByAnotherProcess(t *testing.T) {
+	killAndResumeDBOS(t, func(r llmtest.RecordedRequest) bool {
+		return strings.Contains(r.System, "# Implement") && rounds(r) == 2
+	}, "implement-change", 3, dbosCounts{model: 3, tool: 3, replayed: 2}, true)
+}
+
+// SIGTERM in the same place: the run stops with its one line, which names
+// the engine to resume on, and the item is left for the resume, which
+// continues it the same way.
+func TestRunDBOSInterruptedMidStepResumedByAnotherProcess(t *testing.T) {
+	killAndResumeDBOSWith(t, syscall.SIGTERM, func(r llmtest.RecordedRequest) bool {
+		return strings.Contains(r.System, "# Implement") && rounds(r) == 2
+	}, "implement-change", 3, dbosCounts{model: 3, tool: 3, replayed: 2}, true)
+}
+
+// The same with the kill inside a step's tool call: a dispatch_agents call
+// with one sub-agent answered and the other in flight. The tool call is
+// one engine step, not recorded, so it runs again; the answered sub-agent's
+// calls inside it come from the step's journal (an engine answers steps in
+// order, and sub-agents run side by side), so only the one in flight is
+// sent again.
+func TestRunDBOSKilledMidDispatchResumedByAnotherProcess(t *testing.T) {
+	killAndResumeDBOS(t, func(r llmtest.RecordedRequest) bool {
+		return strings.Contains(r.System, "You are a sub-agent") && strings.Contains(r.Messages[0].Content, "find the tests")
+	}, "analyse-request", 1, dbosCounts{model: 4, tool: 5, journalCalls: 4, journalTools: 2, replayed: 4}, false)
+}
+
+// dbosCounts is what a killed step must record in the end: model calls
+// and tool calls as its item's steps, model calls and tool calls in its
+// journal (a sub-agent's), and the calls the resume answers from a record.
+type dbosCounts struct{ model, tool, journalCalls, journalTools, replayed int }
+
+// killAndResumeDBOS runs the example workflow with --engine dbos in a
+// process, SIGKILLs it when the request hold picks arrives (in step seq of
+// skill), resumes it in a second process, and checks the run against an
+// uninterrupted local one; want is what the step records. edit says the step's write_file ran before
+// the kill and must not run again.
+func killAndResumeDBOS(t *testing.T, hold func(llmtest.RecordedRequest) bool, skill string, seq int, want dbosCounts, edit bool) {
+	t.Helper()
+	killAndResumeDBOSWith(t, syscall.SIGKILL, hold, skill, seq, want, edit)
+}
+
+func killAndResumeDBOSWith(t *testing.T, sig syscall.Signal, hold func(llmtest.RecordedRequest) bool, skill string, seq int, want dbosCounts, edit bool) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds baton and starts PostgreSQL and two processes")
 	}
@@ -103,15 +147,13 @@ func TestRunDBOSKilledMidStepResumedByAnotherProcess(t *testing.T) {
 	if code, _, errOut := runBaton(t, "", "run", "--workflow", filepath.Join(localDir, "baton.yaml"), "--provider", "openai", "--base-url", ls.OpenAIBaseURL(), "--concurrency", "1"); code != exitOK {
 		t.Fatalf("the uninterrupted run: exit %d\n%s", code, errOut)
 	}
-	want := outcome(t, localDir)
+	wantFiles := outcome(t, localDir)
 	wantIn, wantOut := runUsage(t, localDir)
 
 	dir := exampleWorkspace(t)
 	wf := filepath.Join(dir, "baton.yaml")
 	a := newAsked()
-	a.hold = func(r llmtest.RecordedRequest) bool {
-		return strings.Contains(r.System, "# Implement") && rounds(r) == 2
-	}
+	a.hold = hold
 	var calls bodyCounter
 	s := llmtest.NewServer(t, calls.wrap(a.rule()))
 	released := false
@@ -135,25 +177,47 @@ func TestRunDBOSKilledMidStepResumedByAnotherProcess(t *testing.T) {
 	case <-time.After(90 * time.Second):
 		first.Process.Kill()
 		first.Wait()
-		t.Fatalf("the run never reached step 3's third call\n%s", firstErr.String())
+		t.Fatalf("the run never reached the request to kill it at\n%s", firstErr.String())
 	}
 	sentBefore := calls.total()
-	first.Process.Signal(syscall.SIGKILL)
-	if err := first.Wait(); err == nil || !first.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
-		t.Fatalf("the first process was not killed: %v\n%s", first.ProcessState, firstErr.String())
+	first.Process.Signal(sig)
+	if sig == syscall.SIGKILL {
+		if err := first.Wait(); err == nil || !first.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
+			t.Fatalf("the first process was not killed: %v\n%s", first.ProcessState, firstErr.String())
+		}
+		release()
+	} else {
+		release() // the held request fails at once rather than waits
+		first.Wait()
+		if code := first.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(firstErr.String(), "resume with: baton resume --workflow "+wf+" --engine dbos\n") {
+			t.Fatalf("after %v the run ended with exit %d, want %d and a line naming --engine dbos:\n%s", sig, code, exitInterrupted, firstErr.String())
+		}
 	}
-	release()
 
 	// The step's write_file ran before the kill; an edit now would be
 	// overwritten if the resumed step ran it again.
 	const edited = "print('edited between the processes')\n"
-	if err := os.WriteFile(filepath.Join(dir, "app", "greet.py"), []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
+	if edit {
+		if err := os.WriteFile(filepath.Join(dir, "app", "greet.py"), []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	runID := filepath.Base(onlyRun(t, dir))
-	item := runner.StepItemID(runID, 3)
-	if st := itemStatus(t, url, item); st != "PENDING" {
-		t.Fatalf("step 3's item is %q after the kill, want PENDING", st)
+	item := runner.StepItemID(runID, seq)
+	if st := itemStatus(t, url, item); st == "SUCCESS" || st == "" {
+		t.Fatalf("step %d's item is %q after the %v, want it unfinished", seq, st, sig)
+	}
+	t.Logf("step %d's item after %v: %s", seq, sig, itemStatus(t, url, item))
+
+	// A resume on the local engine would find none of the step's calls
+	// in its journal and pay them again: it is refused, and sends nothing.
+	sent := calls.total()
+	code, _, errOut := runBaton(t, "", "resume", "--workflow", wf, "--provider", "openai", "--base-url", s.OpenAIBaseURL(), "--concurrency", "1")
+	if code == exitOK || !strings.Contains(errOut, "resume it with --engine dbos") {
+		t.Errorf("a local resume of the dbos run: exit %d, want it refused naming --engine dbos:\n%s", code, errOut)
+	}
+	if calls.total() != sent {
+		t.Errorf("the refused local resume sent %d requests", calls.total()-sent)
 	}
 
 	a.mu.Lock()
@@ -188,18 +252,20 @@ func TestRunDBOSKilledMidStepResumedByAnotherProcess(t *testing.T) {
 	if tw := calls.twice(); len(tw) != 1 {
 		t.Errorf("%d request bodies were sent more than once, want 1 (the one in flight at the kill)", len(tw))
 	}
-	if got := stepStarts(t, dir)["implement-change"]; len(got) != 2 || got[0] != "3" || got[1] != "3" {
-		t.Errorf("step implement-change started as %v, want it resumed under its number 3", got)
+	if got := stepStarts(t, dir)[skill]; len(got) != 2 || got[0] != fmt.Sprint(seq) || got[1] != fmt.Sprint(seq) {
+		t.Errorf("step %s started as %v, want it resumed under its number %d", skill, got, seq)
 	}
-	if !strings.Contains(secondErr.String(), " 2 calls answered from journals") {
-		t.Errorf("the resume did not say it answered the step's two recorded calls:\n%s", secondErr.String())
+	if !strings.Contains(secondErr.String(), fmt.Sprintf(" %d calls answered from journals", want.replayed)) {
+		t.Errorf("the resume did not say it answered the step's %d recorded calls:\n%s", want.replayed, secondErr.String())
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "app", "greet.py")); string(got) != edited {
-		t.Errorf("app/greet.py = %q: the step's write_file ran again over the edit", got)
+	if edit {
+		if got, _ := os.ReadFile(filepath.Join(dir, "app", "greet.py")); string(got) != edited {
+			t.Errorf("app/greet.py = %q: the step's write_file ran again over the edit", got)
+		}
 	}
 	got := outcome(t, dir)
-	for f, w := range want {
-		if f == "app/greet.py" {
+	for f, w := range wantFiles {
+		if f == "app/greet.py" && edit {
 			continue // the test's own edit, checked above
 		}
 		if got[f] != w {
@@ -216,27 +282,30 @@ func TestRunDBOSKilledMidStepResumedByAnotherProcess(t *testing.T) {
 	// The engine, not the journal, holds step 3's own calls: its item has
 	// every model call and tool call as a step, and the journal none.
 	names := itemSteps(t, url, item)
-	var modelSteps, toolSteps int
+	var gotModel, gotTool int
 	for _, n := range names {
 		switch {
 		case strings.HasPrefix(n, "call "):
-			modelSteps++
+			gotModel++
 		case strings.HasPrefix(n, "tool "):
-			toolSteps++
+			gotTool++
 		}
 	}
-	if modelSteps != 3 || toolSteps != 3 {
-		t.Errorf("step 3's item recorded %d model calls and %d tool calls as steps (%q), want 3 and 3", modelSteps, toolSteps, names)
+	if gotModel != want.model || gotTool != want.tool {
+		t.Errorf("step %d's item recorded %d model calls and %d tool calls as steps (%q), want %d and %d", seq, gotModel, gotTool, names, want.model, want.tool)
 	}
 	if st := itemStatus(t, url, item); st != "SUCCESS" {
-		t.Errorf("step 3's item is %q, want SUCCESS", st)
+		t.Errorf("step %d's item is %q, want SUCCESS", seq, st)
 	}
-	journals, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", runID, "steps", "003-*.jsonl"))
+	journals, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", runID, "steps", fmt.Sprintf("%03d-*.jsonl", seq)))
 	if len(journals) != 1 {
-		t.Fatalf("%d journals of step 3, want 1", len(journals))
+		t.Fatalf("%d journals of step %d, want 1", len(journals), seq)
 	}
-	if data, _ := os.ReadFile(journals[0]); bytes.Contains(data, []byte(`"kind":"call"`)) || bytes.Contains(data, []byte(`"kind":"tool"`)) {
-		t.Errorf("step 3's journal holds calls or tool calls the engine records:\n%s", data)
+	// The step's own calls are the engine's record; the journal holds
+	// only what ran inside its tool calls (the sub-agents').
+	data, _ := os.ReadFile(journals[0])
+	if c, tl := bytes.Count(data, []byte(`"kind":"call"`)), bytes.Count(data, []byte(`"kind":"tool"`)); c != want.journalCalls || tl != want.journalTools {
+		t.Errorf("step %d's journal holds %d model calls and %d tool calls, want %d and %d (the sub-agents')", seq, c, tl, want.journalCalls, want.journalTools)
 	}
 }
 

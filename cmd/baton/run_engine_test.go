@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/baton-dev/baton/llm/llmtest"
+)
+
+// --engine is checked before anything runs: an unknown engine, dbos with
+// no database, and dbos with an agent command are one line each, and the
+// fake is sent nothing.
+func TestRunEngineFlagIsChecked(t *testing.T) {
+	isolateEnv(t)
+	t.Setenv("BATON_DATABASE_URL", "")
+	dir := exampleWorkspace(t)
+	wf := filepath.Join(dir, "baton.yaml")
+	s := llmtest.NewServer(t, finishing())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--engine", "temporal"}, `--engine must be local or dbos, not "temporal"`},
+		{[]string{"run", "--engine", "dbos"}, "no database: give --database-url URL or set BATON_DATABASE_URL"},
+		{[]string{"resume", "--engine", "dbos"}, "no database: give --database-url URL or set BATON_DATABASE_URL"},
+		{[]string{"run", "--engine", "dbos", "--database-url", "postgres://x/y", "--agent-cmd", "true"}, "--engine dbos records a step's model and tool calls"},
+	} {
+		args := append(tc.args, "--workflow", wf, "--provider", "openai", "--base-url", s.OpenAIBaseURL())
+		code, _, errOut := runBaton(t, "", args...)
+		if code == exitOK || !strings.Contains(errOut, tc.want) {
+			t.Errorf("baton %s: exit %d, stderr %q; want it refused with %q", strings.Join(tc.args, " "), code, errOut, tc.want)
+		}
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Errorf("the refused runs sent %d requests", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".baton", "runs")); err == nil {
+		t.Errorf("a refused run left a run folder")
+	}
+}
