@@ -132,9 +132,9 @@ func formatStatus(st dbosengine.Status) string {
 		s += "  " + formatExecutor(w) + fmt.Sprintf(", %d running, %d finished\n", w.Running, w.Finished)
 	}
 	if len(st.Coordinators) > 0 {
-		s += fmt.Sprintf("coordinators alive: %d\n", len(st.Coordinators))
+		s += fmt.Sprintf("asks and runs alive: %d\n", len(st.Coordinators))
 		for _, c := range st.Coordinators {
-			s += "  " + formatExecutor(c) + "\n"
+			s += "  " + formatExecutor(c) + ", " + c.Role + "\n"
 		}
 	}
 	if len(st.Dead) > 0 {

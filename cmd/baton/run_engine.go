@@ -30,6 +30,7 @@ func runEngine(url string) runner.EngineOpener {
 		eng, err := dbosengine.Open(ctx, dbosengine.Config{
 			DatabaseURL: url, AppVersion: appVersion(),
 			AppName: "baton-run-" + id, Queue: "baton-run-" + id, ExecutorID: "run-" + id,
+			Role: dbosengine.RoleRun,
 		}, tasks)
 		if err != nil {
 			return nil, fmt.Errorf("engine dbos: %w", err)

@@ -75,6 +75,11 @@ type Config struct {
 	// the queue and waits, and the process takes no work from it (only
 	// its own recovered work), leaving the items to the workers.
 	EnqueueOnly bool
+	// Role is what this process beats as in baton.executors: RoleWorker
+	// (the default), RoleCoordinator (the default with EnqueueOnly) or
+	// RoleRun (a baton run's own engine), so that status counts as
+	// workers only the processes that take queue work.
+	Role string
 	// Heartbeat is how often the engine records that it is alive and
 	// looks for dead executors' work to adopt (default 5s). DeadAfter is
 	// how old an executor's last beat must be for it to count as dead
@@ -166,9 +171,13 @@ func Open(ctx context.Context, cfg Config, tasks engine.Tasks) (*Engine, error) 
 	}
 	stop, cancel := context.WithCancel(context.Background())
 	e := &Engine{dctx: dctx, tasks: tasks, poll: cfg.PollInterval, stop: stop, cancel: cancel}
-	role := RoleWorker
-	if cfg.EnqueueOnly {
+	role := cfg.Role
+	switch {
+	case role != "":
+	case cfg.EnqueueOnly:
 		role = RoleCoordinator
+	default:
+		role = RoleWorker
 	}
 	e.heart = &heart{pool: pool, dctx: dctx, id: cfg.ExecutorID, appName: cfg.AppName, appVersion: cfg.AppVersion, role: role,
 		every: cfg.Heartbeat, deadAfter: cfg.DeadAfter, onAdopt: cfg.OnAdopt, done: make(chan struct{})}

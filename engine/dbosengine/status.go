@@ -17,6 +17,8 @@ import (
 const (
 	RoleWorker      = "worker"
 	RoleCoordinator = "coordinator"
+	// RoleRun is a baton run's engine: it runs its own steps only.
+	RoleRun = "run"
 )
 
 // Status is what a queue looks like in the database at one moment.
@@ -156,7 +158,7 @@ func ReadStatusOf(ctx context.Context, databaseURL string, q StatusQuery) (Statu
 	for _, e := range execs {
 		alive := e.Beating && e.Beat <= q.DeadAfter
 		switch {
-		case alive && e.Role == RoleCoordinator:
+		case alive && e.Role != RoleWorker:
 			st.Coordinators = append(st.Coordinators, *e)
 		case alive:
 			st.Workers = append(st.Workers, *e)

@@ -59,6 +59,10 @@ func TestStatusCountsWaitingRunningAndWorkers(t *testing.T) {
 	}
 	coord := open(Config{ExecutorID: "ask-1", EnqueueOnly: true, WorkerConcurrency: 1})
 	defer coord.Close()
+	// A baton run's own engine, under its own application and queue: it
+	// takes no queue work, so it is not a worker.
+	run := open(Config{ExecutorID: "run-1", AppName: "baton-run-1", Queue: "baton-run-1", Role: RoleRun})
+	defer run.Close()
 	fanout := func(ctx context.Context, ids ...string) chan []engine.Result {
 		items := make([]engine.Item, len(ids))
 		for i, id := range ids {
@@ -96,8 +100,9 @@ func TestStatusCountsWaitingRunningAndWorkers(t *testing.T) {
 		st.Workers[0].PID != os.Getpid() || st.Workers[0].Beat > time.Second || st.Workers[0].AppVersion != "test-1" {
 		t.Errorf("live workers: %+v, want worker-a only, running 2, on this host and pid, beating", st.Workers)
 	}
-	if len(st.Coordinators) != 1 || st.Coordinators[0].ID != "ask-1" || st.Coordinators[0].Role != RoleCoordinator {
-		t.Errorf("coordinators: %+v, want ask-1", st.Coordinators)
+	if len(st.Coordinators) != 2 || st.Coordinators[0].ID != "ask-1" || st.Coordinators[0].Role != RoleCoordinator ||
+		st.Coordinators[1].ID != "run-1" || st.Coordinators[1].Role != RoleRun {
+		t.Errorf("coordinators: %+v, want ask-1 and run-1", st.Coordinators)
 	}
 	if len(st.Dead) != 1 || st.Dead[0].ID != "worker-gone" || st.Dead[0].Running != 1 || st.Dead[0].Beat < time.Second {
 		t.Errorf("dead executors holding work: %+v, want worker-gone holding 1", st.Dead)
