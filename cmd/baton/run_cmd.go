@@ -42,6 +42,10 @@ func (f *runFlags) register(cmd *cobra.Command, withDryRun bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.workflow, "workflow", "baton.yaml", "the workflow file; its folder is the workspace")
 	f.models.register(fl)
+	// A run's limits are its own process's, whatever the engine: its
+	// steps never go to the workers' queue.
+	fl.Lookup("rpm").Usage = "requests per minute limit for this process (0: none)"
+	fl.Lookup("tpm").Usage = "tokens per minute limit for this process (0: none)"
 	fl.IntVar(&f.maxTurns, "max-turns", runner.DefaultMaxTurns, "most tool rounds one step may take")
 	fl.IntVar(&f.concurrency, "concurrency", runner.DefaultSubagentConcurrency, "sub-agents in flight at once")
 	fl.StringVar(&f.agentCmd, "agent-cmd", "", "run each skill step as a fresh process of a command-line agent, `CMD` run with sh -c (input on stdin, handoff fields from a fenced handoff block in its output); no provider is needed")
