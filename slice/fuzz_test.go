@@ -136,10 +136,11 @@ func FuzzExtract(f *testing.F) {
 				t.Fatalf("match %+v outside 1-%d", m, n)
 			}
 		}
-		// Text is made of whole document lines, in order, each once.
-		lines := strings.SplitAfter(d.Text(), "\n")
+		// Text is made of whole document lines, in order, each once. Lines
+		// are cut as the document cuts them: a lone '\r' ends one too.
+		lines := splitLines(d.Text())
 		pos := 0
-		for _, l := range strings.SplitAfter(r.Text, "\n") {
+		for _, l := range splitLines(r.Text) {
 			if l == "" {
 				continue
 			}
@@ -152,6 +153,21 @@ func FuzzExtract(f *testing.F) {
 			pos++
 		}
 	})
+}
+
+// splitLines cuts s after each line break, by the document's rule ("\n",
+// "\r\n" or a lone "\r").
+func splitLines(s string) []string {
+	starts := lineStarts([]byte(s))
+	out := make([]string, len(starts))
+	for i, st := range starts {
+		end := len(s)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		out[i] = s[st:end]
+	}
+	return out
 }
 
 // bigDoc builds about size bytes of varied markdown: nested headings,
