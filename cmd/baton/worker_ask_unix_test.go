@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-dev/baton/internal/pgtest"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
 )
@@ -27,20 +26,9 @@ import (
 // has the default --concurrency, and still queues every call at once: the
 // worker's --concurrency 8 is what bounds the calls in flight.
 func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds baton and starts PostgreSQL and three processes")
-	}
-	isolateEnv(t)
 	const n = orchestrate.DefaultMaxSubtasks // 6, more than the default --concurrency
-	srv := pgtest.Start(t)
-	url := srv.URL("baton_versions")
-	bin := buildBaton(t)
-	dir := t.TempDir()
-	doc, plan := fiftyParts(n)
-	docPath := filepath.Join(dir, "plant.md")
-	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := startDistributed(t, n, "baton_versions")
+	url, bin, dir, docPath, plan := f.url, f.bin, f.dir, f.docPath, f.plan
 	const delay = 500 * time.Millisecond
 	var mu sync.Mutex
 	var arrived []time.Time
@@ -50,9 +38,6 @@ func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
 		mu.Unlock()
 	}))
 	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + s.OpenAIBaseURL()}
-	if code, _, errOut := runBaton(t, "", "engine", "migrate", "--database-url", url); code != exitOK {
-		t.Fatalf("migrate: exit %d: %s", code, errOut)
-	}
 	ask := exec.Command(bin, "ask", "--doc", docPath, "--provider", "openai", "--json", "--engine", "dbos", "--database-url", url,
 		"--runs-dir", filepath.Join(dir, "runs"), "Summarise every part")
 	ask.Env = append(os.Environ(), append(env, "BATON_APP_VERSION=v1")...)
@@ -123,21 +108,10 @@ func TestWorkerOfAnotherVersionRefusesTheWork(t *testing.T) {
 // recorded, and the same ask run again collects every one of them without
 // sending it again; only the planner is asked again.
 func TestAskKilledAndRunAgainPaysNoSubagentCallTwice(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds baton and starts PostgreSQL and three processes")
-	}
-	isolateEnv(t)
 	const n = 20
 	const delay = 300 * time.Millisecond
-	srv := pgtest.Start(t)
-	url := srv.URL("baton_coordinator")
-	bin := buildBaton(t)
-	dir := t.TempDir()
-	doc, plan := fiftyParts(n)
-	docPath := filepath.Join(dir, "plant.md")
-	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := startDistributed(t, n, "baton_coordinator")
+	url, bin, dir, docPath, plan := f.url, f.bin, f.dir, f.docPath, f.plan
 	var mu sync.Mutex
 	sent := map[[32]byte]int{}
 	planned := 0
@@ -155,9 +129,6 @@ func TestAskKilledAndRunAgainPaysNoSubagentCallTwice(t *testing.T) {
 		return inner.Respond(r)
 	}))
 	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + s.OpenAIBaseURL()}
-	if code, _, errOut := runBaton(t, "", "engine", "migrate", "--database-url", url); code != exitOK {
-		t.Fatalf("migrate: exit %d: %s", code, errOut)
-	}
 	w := startWorker(t, bin, url, "worker-a", env...)
 	askCmd := func() (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 		c := exec.Command(bin, "ask", "--doc", docPath, "--provider", "openai", "--json", "--max-subtasks", "50",

@@ -105,6 +105,31 @@ func startWorkerN(t *testing.T, bin, url, id string, concurrency int, env ...str
 	return w
 }
 
+// workerFixture is what each test of the dbos engine's processes starts
+// from: a migrated database on a PostgreSQL of its own, a baton binary, and
+// a document of n parts with a plan delegating one subtask to each.
+type workerFixture struct {
+	url, bin, dir, docPath, plan string
+}
+
+func startDistributed(t *testing.T, n int, database string) workerFixture {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds baton and starts PostgreSQL and three processes")
+	}
+	isolateEnv(t)
+	f := workerFixture{url: pgtest.Start(t).URL(database), bin: buildBaton(t), dir: t.TempDir()}
+	doc, plan := fiftyParts(n)
+	f.plan, f.docPath = plan, filepath.Join(f.dir, "plant.md")
+	if err := os.WriteFile(f.docPath, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runBaton(t, "", "engine", "migrate", "--database-url", f.url); code != exitOK {
+		t.Fatalf("migrate: exit %d: %s", code, errOut)
+	}
+	return f
+}
+
 // waitFor polls cond every 20ms until it holds or limit passes.
 func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -144,21 +169,10 @@ var testBeatFlags = []string{"--heartbeat", "200ms", "--dead-after", "1s"}
 // starts a again with its id (restart) or leaves b to adopt a's work.
 func killedWorkerAsk(t *testing.T, restart bool) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds baton and starts PostgreSQL and three processes")
-	}
-	isolateEnv(t)
 	const n = 50
 	const delay = 400 * time.Millisecond
-	srv := pgtest.Start(t)
-	url := srv.URL("baton_workers")
-	bin := buildBaton(t)
-	dir := t.TempDir()
-	doc, plan := fiftyParts(n)
-	docPath := filepath.Join(dir, "plant.md")
-	if err := os.WriteFile(docPath, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := startDistributed(t, n, "baton_workers")
+	url, bin, dir, docPath, plan := f.url, f.bin, f.dir, f.docPath, f.plan
 	askArgs := func(runs string, extra ...string) []string {
 		return append([]string{"ask", "--doc", docPath, "--provider", "openai", "--json", "--max-subtasks", "50", "--concurrency", "50",
 			"--runs-dir", runs}, append(extra, "Summarise every part")...)
@@ -201,9 +215,6 @@ func killedWorkerAsk(t *testing.T, restart bool) {
 	}
 	envA := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + sA.OpenAIBaseURL()}
 	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + sB.OpenAIBaseURL()}
-	if code, _, errOut := runBaton(t, "", "engine", "migrate", "--database-url", url); code != exitOK {
-		t.Fatalf("migrate: exit %d: %s", code, errOut)
-	}
 	a := startWorker(t, bin, url, "worker-a", envA...)
 	b := startWorker(t, bin, url, "worker-b", env...)
 	// The ask starts once both workers have launched (and beaten), as a
