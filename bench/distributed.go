@@ -196,26 +196,13 @@ func distPoint(ctx context.Context, opts Options, srv *pgserver.Server, fake *di
 		// A new plan each run: the items are named by their requests, so
 		// the same requests again would be answered from the records.
 		fake.plan.Store(distPlan(n, parts, fmt.Sprintf("w%d-r%d", w, rep)))
-		var mu sync.Mutex
-		var tAssemble, tSynth time.Time
+		var clock dispatchClock
 		start := time.Now()
 		rec, err := orchestrate.Ask(ctx, orchestrate.Config{
 			Task: "Extract the facts of every part.", Context: doc, Model: m,
 			Provider: "anthropic", ModelName: ModelName, Concurrency: k, MaxSubtasks: n,
 			Engine: eng, Documents: docs,
-			Progress: func(e orchestrate.Event) {
-				if e.Index != -1 {
-					return
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case e.Phase == "assemble":
-					tAssemble = time.Now()
-				case e.Phase == "synthesis" && e.Status == "running":
-					tSynth = time.Now()
-				}
-			},
+			Progress: clock.observe,
 		})
 		r := DistRun{Workers: w, N: n, K: k, Whole: time.Since(start)}
 		if err != nil {
@@ -229,9 +216,7 @@ func distPoint(ctx context.Context, opts Options, srv *pgserver.Server, fake *di
 				r.Failed++
 			}
 		}
-		mu.Lock()
-		r.Dispatch = tSynth.Sub(tAssemble)
-		mu.Unlock()
+		r.Dispatch = clock.dispatch()
 		runs = append(runs, r)
 		opts.logf("  the same ask in this process at concurrency %d, run %d of %d", k, rep+1, reps)
 		local, err := runFanout(ctx, n, k, distLatency, false)

@@ -76,21 +76,7 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 	if err != nil {
 		return FanoutRun{}, err
 	}
-	var mu sync.Mutex
-	var tAssemble, tSynth time.Time
-	progress := func(e orchestrate.Event) {
-		if e.Index != -1 {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case e.Phase == "assemble":
-			tAssemble = time.Now()
-		case e.Phase == "synthesis" && e.Status == "running":
-			tSynth = time.Now()
-		}
-	}
+	var clock dispatchClock
 	var heap *heapSampler
 	if sampleHeap {
 		heap = startHeapSampler()
@@ -100,7 +86,7 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
 		Task: "Extract the facts of every part.", Context: doc, Model: m,
 		Provider: "anthropic", ModelName: ModelName, Concurrency: k, MaxSubtasks: n,
-		Progress: progress,
+		Progress: clock.observe,
 	})
 	whole := time.Since(start)
 	cpu := processCPU() - cpu0
@@ -117,9 +103,7 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 			r.Failed++
 		}
 	}
-	mu.Lock()
-	r.Dispatch = tSynth.Sub(tAssemble)
-	mu.Unlock()
+	r.Dispatch = clock.dispatch()
 	r.FakeCount = replayFakeCounts(srv.Requests())
 	return r, nil
 }
@@ -458,4 +442,31 @@ func ms(d time.Duration) string {
 		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
 	}
 	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// dispatchClock times an ask's dispatch from its progress events: from the
+// end of assembly to the start of synthesis.
+type dispatchClock struct {
+	mu              sync.Mutex
+	assemble, synth time.Time
+}
+
+func (c *dispatchClock) observe(e orchestrate.Event) {
+	if e.Index != -1 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case e.Phase == "assemble":
+		c.assemble = time.Now()
+	case e.Phase == "synthesis" && e.Status == "running":
+		c.synth = time.Now()
+	}
+}
+
+func (c *dispatchClock) dispatch() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.synth.Sub(c.assemble)
 }
