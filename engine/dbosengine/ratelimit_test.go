@@ -84,21 +84,8 @@ func TestRateLimitHoldsAcrossTwoEngines(t *testing.T) {
 // stored one; one opened with a zero limit lifts it.
 func TestRateLimitIsKeptOrLifted(t *testing.T) {
 	url := pgtest.Database(t)
-	tasks := engine.Tasks{"x": func(_ context.Context, in []byte) ([]byte, error) { return in, nil }}
-	open := func(rl *RateLimit, global int) {
-		e, err := Open(context.Background(), Config{DatabaseURL: url, AppVersion: "test-1", RateLimit: rl, GlobalConcurrency: global}, tasks)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Close()
-	}
-	read := func() Status {
-		st, err := ReadStatus(context.Background(), url, "baton", time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	open := func(rl *RateLimit, global int) { openClosed(t, url, Config{RateLimit: rl, GlobalConcurrency: global}) }
+	read := func() Status { return queueStatus(t, url) }
 	open(PerPeriod(60, 0), 4)
 	open(nil, 0)
 	if st := read(); st.RateLimit == nil || *st.RateLimit != (RateLimit{Limit: 60, Period: time.Minute}) || st.GlobalConcurrency != 4 {
@@ -115,22 +102,8 @@ func TestRateLimitIsKeptOrLifted(t *testing.T) {
 // worker concurrency they set; one without a limit changes nothing.
 func TestCoordinatorSetsRateKeepingWorkersConcurrency(t *testing.T) {
 	url := pgtest.Database(t)
-	tasks := engine.Tasks{"x": func(_ context.Context, in []byte) ([]byte, error) { return in, nil }}
-	open := func(cfg Config) {
-		cfg.DatabaseURL, cfg.AppVersion = url, "test-1"
-		e, err := Open(context.Background(), cfg, tasks)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Close()
-	}
-	read := func() Status {
-		st, err := ReadStatus(context.Background(), url, "baton", time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	open := func(cfg Config) { openClosed(t, url, cfg) }
+	read := func() Status { return queueStatus(t, url) }
 	open(Config{ExecutorID: "w", WorkerConcurrency: 3})
 	open(Config{ExecutorID: "c1", EnqueueOnly: true})
 	if st := read(); st.RateLimit != nil || st.WorkerConcurrency != 3 {
@@ -140,4 +113,27 @@ func TestCoordinatorSetsRateKeepingWorkersConcurrency(t *testing.T) {
 	if st := read(); st.RateLimit == nil || *st.RateLimit != (RateLimit{Limit: 7, Period: time.Minute}) || st.WorkerConcurrency != 3 {
 		t.Fatalf("after a coordinator with --rpm 7: rate %+v, concurrency %d; want 7 per minute and 3 kept", st.RateLimit, st.WorkerConcurrency)
 	}
+}
+
+// openClosed opens an engine on url with cfg (which registers the queue and
+// its limits) and closes it.
+func openClosed(t *testing.T, url string, cfg Config) {
+	t.Helper()
+	cfg.DatabaseURL, cfg.AppVersion = url, "test-1"
+	tasks := engine.Tasks{"x": func(_ context.Context, in []byte) ([]byte, error) { return in, nil }}
+	e, err := Open(context.Background(), cfg, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+}
+
+// queueStatus is the status of queue baton on url.
+func queueStatus(t *testing.T, url string) Status {
+	t.Helper()
+	st, err := ReadStatus(context.Background(), url, "baton", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
