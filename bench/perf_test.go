@@ -8,15 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-dev/baton/internal/testdep"
 	"github.com/baton-dev/baton/slice"
 )
 
 func python(t *testing.T) string {
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	return p
+	return testdep.LookPath(t, "python3")
 }
 
 // runAssemblerPy runs the design note's assembler on doc.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-dev/baton/internal/testdep"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/runner"
 )
@@ -45,10 +46,7 @@ func TestRunLeavesNoLockFilesInTheWorkspace(t *testing.T) {
 // workspace, `git status` after a run shows only what the steps wrote — no
 // lock file, nothing of baton's own .baton folder.
 func TestGitStatusAfterRunShowsOnlyTheStepsWork(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git not installed")
-	}
+	git := testdep.LookPath(t, "git")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := copyExample(t)
 	gitRun := func(args ...string) string {

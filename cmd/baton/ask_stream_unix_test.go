@@ -13,6 +13,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/baton-dev/baton/internal/testdep"
 	"github.com/baton-dev/baton/llm/llmtest"
 )
 
@@ -59,7 +60,7 @@ func TestAskStreamOnPTY(t *testing.T) {
 	isolateEnv(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		testdep.Missing(t, "a pty", err.Error())
 	}
 	defer ptmx.Close()
 	defer tty.Close()
@@ -115,7 +116,7 @@ func TestAskStreamOnPTYWithProgress(t *testing.T) {
 	isolateEnv(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		testdep.Missing(t, "a pty", err.Error())
 	}
 	defer ptmx.Close()
 	defer tty.Close()

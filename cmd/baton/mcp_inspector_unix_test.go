@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-dev/baton/internal/testdep"
 	"github.com/baton-dev/baton/ledger"
 )
 
@@ -152,23 +153,11 @@ func TestMCPInspector(t *testing.T) {
 	})
 }
 
-// inspectorPath finds the Inspector or skips the test: it needs Node 22
-// and the npm registry, which .ci/run provides and a plain `go test` may
-// not have. When it is set it is used, whatever else holds, so CI never
-// skips with the Inspector present.
+// inspectorPath finds the Inspector or skips the test (fails it under
+// CI=true): it needs Node 22 and the npm registry, which .ci/run provides
+// and a plain `go test` may not have.
 func inspectorPath(t *testing.T) string {
-	p := os.Getenv("BATON_MCP_INSPECTOR")
-	if p == "" {
-		why := os.Getenv("BATON_MCP_INSPECTOR_UNAVAILABLE")
-		if why == "" {
-			why = "BATON_MCP_INSPECTOR is not set (.ci/run installs the MCP Inspector and sets it)"
-		}
-		t.Skip(why)
-	}
-	if info, err := os.Stat(p); err != nil || info.IsDir() {
-		t.Fatalf("BATON_MCP_INSPECTOR=%s is not a file: %v", p, err)
-	}
-	return p
+	return testdep.FromEnv(t, "BATON_MCP_INSPECTOR", "the MCP Inspector")
 }
 
 // inspectorRoot is the server's root: a markdown document, a commented

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/baton-dev/baton/internal/testdep"
 )
 
 func TestEnsureWritesIgnoreOnce(t *testing.T) {
@@ -48,10 +50,7 @@ func TestEnsureForFindsTheFolder(t *testing.T) {
 
 // What the file is for: git sees nothing in the folder.
 func TestGitStatusShowsNothing(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git not installed")
-	}
+	git := testdep.LookPath(t, "git")
 	root := t.TempDir()
 	run := func(args ...string) string {
 		cmd := exec.Command(git, args...)

@@ -4,9 +4,9 @@
 //
 // .ci/run installs Debian's chromium when it is missing and sets
 // BATON_CHROMIUM to it (or BATON_CHROMIUM_UNAVAILABLE to why it could not).
-// Outside CI the binary is looked for on PATH. A test skips only when no
-// Chromium can be found, and says so in its skip line; under CI with
-// BATON_CHROMIUM set there is no skip path.
+// Outside CI the binary is looked for on PATH. When no Chromium can be
+// found a test skips and says so in its skip line, or fails under CI=true
+// (see internal/testdep).
 package chromium
 
 import (
@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/baton-dev/baton/internal/testdep"
 )
 
 // names are the binaries looked for on PATH, in order.
@@ -44,8 +46,8 @@ func Find() (string, error) {
 	return "", fmt.Errorf("%s", why)
 }
 
-// Require returns the binary or skips t, loudly, when there is none. With
-// BATON_CHROMIUM set a missing file fails the test instead.
+// Require returns the binary or, when there is none, skips t loudly (fails
+// it under CI=true). With BATON_CHROMIUM set a missing file fails the test.
 func Require(t testing.TB) string {
 	t.Helper()
 	p, err := Find()
@@ -53,7 +55,7 @@ func Require(t testing.TB) string {
 		if os.Getenv("BATON_CHROMIUM") != "" {
 			t.Fatal(err)
 		}
-		t.Skipf("SKIPPED, NO BROWSER: %v", err)
+		testdep.Missing(t, "Chromium", err.Error())
 	}
 	return p
 }

@@ -4,8 +4,9 @@
 //
 // .ci/run installs Debian's postgresql package when the binaries are
 // missing and sets BATON_PG_BIN (or BATON_PG_UNAVAILABLE to why it could
-// not). A test skips only when no binaries can be found, and says so in its
-// skip line; with BATON_PG_BIN set there is no skip path.
+// not). When no binaries can be found a test skips and says so in its skip
+// line, or fails under CI=true (see internal/testdep); with BATON_PG_BIN
+// set there is no skip path.
 package pgtest
 
 import (
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/baton-dev/baton/internal/pgserver"
+	"github.com/baton-dev/baton/internal/testdep"
 )
 
 // Server is one running PostgreSQL cluster.
@@ -30,8 +32,9 @@ func Find() (string, error) { return pgserver.Find() }
 // among a package's tests. The caller must call Stop.
 func Launch(bin string) (*Server, error) { return pgserver.Launch(bin) }
 
-// Require returns the binaries' folder or skips t, loudly, when there is
-// none. With BATON_PG_BIN set, binaries that are not there fail the test.
+// Require returns the binaries' folder or, when there is none, skips t
+// loudly (fails it under CI=true). With BATON_PG_BIN set, binaries that are
+// not there fail the test.
 func Require(t testing.TB) string {
 	t.Helper()
 	dir, err := Find()
@@ -39,7 +42,7 @@ func Require(t testing.TB) string {
 		if os.Getenv("BATON_PG_BIN") != "" || !errors.Is(err, ErrNotFound) {
 			t.Fatal(err)
 		}
-		t.Skipf("SKIPPED, NO POSTGRESQL: %v", err)
+		testdep.Missing(t, "PostgreSQL", err.Error())
 	}
 	return dir
 }

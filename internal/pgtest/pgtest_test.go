@@ -109,7 +109,9 @@ func TestFindHonoursBatonPGBin(t *testing.T) {
 	}
 }
 
-func TestRequireSkipsLoudlyWithoutBinaries(t *testing.T) {
+// Without binaries Require skips loudly, and under CI=true fails: CI
+// installs PostgreSQL, so a skip there would hide a suite that never ran.
+func TestRequireWithoutBinaries(t *testing.T) {
 	t.Setenv("BATON_PG_BIN", "")
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("BATON_PG_UNAVAILABLE", "")
@@ -119,13 +121,19 @@ func TestRequireSkipsLoudlyWithoutBinaries(t *testing.T) {
 	if _, err := Find(); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Find with no binaries anywhere: %v, want ErrNotFound", err)
 	}
-	ft := &fakeTB{TB: t}
-	func() {
-		defer func() { recover() }()
-		Require(ft)
-	}()
-	if !ft.skipped || ft.failed || !strings.Contains(ft.msg, "SKIPPED, NO POSTGRESQL") {
-		t.Errorf("Require without binaries: skipped=%v failed=%v %q", ft.skipped, ft.failed, ft.msg)
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		ft := &fakeTB{TB: t}
+		func() {
+			defer func() { recover() }()
+			Require(ft)
+		}()
+		if ci == "" && (!ft.skipped || ft.failed || !strings.Contains(ft.msg, "SKIPPED, NO POSTGRESQL")) {
+			t.Errorf("Require without binaries: skipped=%v failed=%v %q", ft.skipped, ft.failed, ft.msg)
+		}
+		if ci == "true" && (ft.skipped || !ft.failed || !strings.Contains(ft.msg, "PostgreSQL is missing")) {
+			t.Errorf("Require without binaries under CI=true: skipped=%v failed=%v %q", ft.skipped, ft.failed, ft.msg)
+		}
 	}
 }
 
@@ -140,6 +148,10 @@ type fakeTB struct {
 func (f *fakeTB) Helper() {}
 func (f *fakeTB) Fatal(args ...any) {
 	f.failed, f.msg = true, fmt.Sprint(args...)
+	panic("fatal")
+}
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.failed, f.msg = true, fmt.Sprintf(format, args...)
 	panic("fatal")
 }
 func (f *fakeTB) Skipf(format string, args ...any) {
