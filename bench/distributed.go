@@ -44,6 +44,10 @@ type DistRun struct {
 	Whole         time.Duration // the whole ask: planner, dispatch, synthesis
 	Dispatch      time.Duration // assembler start to synthesis start
 	Failed        int
+	// Calls is how many sub-agent calls each worker answered, in the
+	// order the workers were started: that the work was shared is shown
+	// by who did it, not by how fast it went on a machine that may be busy.
+	Calls []int
 }
 
 // RunDistributed measures the fan-out through baton worker processes. It
@@ -86,7 +90,7 @@ func RunDistributed(ctx context.Context, opts Options) (Section, error) {
 	tb := Table{
 		Title: fmt.Sprintf("Fan-out through worker processes, N = %d, --concurrency %d per worker, L = %s, %s", n, distConcurrency, distLatency, runsPhrase(reps)),
 		Header: []string{"workers", "total concurrency", "ideal ⌈N/(W·K)⌉·L + 2L", "wall (dbos)", "efficiency ideal/wall", "lowest–highest", "items/s",
-			"wall (local, same concurrency)", "engine's added time", "per item (÷ rounds)", "failed"},
+			"wall (local, same concurrency)", "engine's added time", "per item (÷ rounds)", "failed", "calls per worker, fewest–most"},
 	}
 	var best float64
 	negative := false
@@ -101,10 +105,11 @@ func RunDistributed(ctx context.Context, opts Options) (Section, error) {
 		rounds := int(math.Ceil(float64(n) / float64(k)))
 		ideal := time.Duration(rounds)*distLatency + 2*distLatency
 		wholes := make([]time.Duration, len(runs))
-		failed := 0
+		failed, fewest, most := 0, n, 0
 		for i, r := range runs {
 			wholes[i] = r.Whole
 			failed = max(failed, r.Failed)
+			fewest, most = min(fewest, slices.Min(r.Calls)), max(most, slices.Max(r.Calls))
 		}
 		slices.Sort(wholes)
 		med := wholes[len(wholes)/2]
@@ -113,7 +118,7 @@ func RunDistributed(ctx context.Context, opts Options) (Section, error) {
 		tb.Rows = append(tb.Rows, []string{itoa(w), itoa(k), ms(ideal), ms(med), fmt.Sprintf("%.3f", eff),
 			fmt.Sprintf("%.3f–%.3f", float64(ideal)/float64(wholes[len(wholes)-1]), float64(ideal)/float64(wholes[0])),
 			fmt.Sprintf("%.1f", float64(n)/med.Seconds()), ms(localWhole), ms(added),
-			fmt.Sprintf("%.0f ms", float64(added)/float64(rounds)/1e6), itoa(failed)})
+			fmt.Sprintf("%.0f ms", float64(added)/float64(rounds)/1e6), itoa(failed), fmt.Sprintf("%d–%d", fewest, most)})
 		best = eff
 		if added < 0 {
 			negative = true
@@ -196,6 +201,7 @@ func distPoint(ctx context.Context, opts Options, srv *pgserver.Server, fake *di
 		// A new plan each run: the items are named by their requests, so
 		// the same requests again would be answered from the records.
 		fake.plan.Store(distPlan(n, parts, fmt.Sprintf("w%d-r%d", w, rep)))
+		fake.resetCalls()
 		var clock dispatchClock
 		start := time.Now()
 		rec, err := orchestrate.Ask(ctx, orchestrate.Config{
@@ -217,6 +223,9 @@ func distPoint(ctx context.Context, opts Options, srv *pgserver.Server, fake *di
 			}
 		}
 		r.Dispatch = clock.dispatch()
+		for _, p := range procs {
+			r.Calls = append(r.Calls, fake.callsBy(p.id))
+		}
 		runs = append(runs, r)
 		opts.logf("  the same ask in this process at concurrency %d, run %d of %d", k, rep+1, reps)
 		local, err := runFanout(ctx, n, k, distLatency, false)
@@ -237,21 +246,41 @@ func medianOf(ds []time.Duration) time.Duration {
 }
 
 // distFake answers the planner with the current plan, each sub-agent from
-// its subtask, and the synthesis with a fixed text.
+// its subtask, and the synthesis with a fixed text. It counts the
+// sub-agent calls by API key: each worker has its ID as its key.
 type distFake struct {
-	srv  *llmtest.Server
-	plan atomic.Value // string
+	srv   *llmtest.Server
+	plan  atomic.Value // string
+	mu    sync.Mutex
+	calls map[string]int
 }
 
 func newDistFake() *distFake {
-	f := &distFake{}
+	f := &distFake{calls: map[string]int{}}
 	f.plan.Store(distPlan(1, 1, ""))
 	f.srv = llmtest.New(
 		llmtest.Func(func(llmtest.RecordedRequest) llmtest.Reply { return llmtest.Text(f.plan.Load().(string)) }).WhenSystem(plannerMarker),
 		llmtest.Always(llmtest.Text(filler("synthesis", 220))).WhenSystem(synthesisMarker),
-		llmtest.Func(func(req llmtest.RecordedRequest) llmtest.Reply { return llmtest.Text(filler(subtaskOf(req), 160)) }),
+		llmtest.Func(func(req llmtest.RecordedRequest) llmtest.Reply {
+			f.mu.Lock()
+			f.calls[req.APIKey()]++
+			f.mu.Unlock()
+			return llmtest.Text(filler(subtaskOf(req), 160))
+		}),
 	)
 	return f
+}
+
+func (f *distFake) resetCalls() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clear(f.calls)
+}
+
+func (f *distFake) callsBy(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[key]
 }
 
 // distPlan is fanoutPlan with tag in every subtask, so that each run's
@@ -271,16 +300,17 @@ func distPlan(n, parts int, tag string) string {
 
 // workerProc is one baton worker process.
 type workerProc struct {
+	id     string
 	cmd    *exec.Cmd
 	out    *syncBuffer
 	exited chan struct{}
 }
 
 func startWorker(baton, url, id, version, baseURL string) (*workerProc, error) {
-	p := &workerProc{out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &workerProc{id: id, out: &syncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(baton, "worker", "--database-url", url, "--id", id, "--concurrency", itoa(distConcurrency),
 		"--provider", "anthropic", "--model", ModelName, "--base-url", baseURL)
-	p.cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=bench", "BATON_APP_VERSION="+version)
+	p.cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY="+id, "BATON_APP_VERSION="+version)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start baton worker: %w", err)

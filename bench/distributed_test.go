@@ -4,17 +4,20 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/baton-dev/baton/internal/pgtest"
 )
 
 // TestDistributedFanout runs the quick distributed benchmark through real
 // baton worker processes built from this checkout: every item answered,
-// the three worker counts measured, and four workers faster than one.
+// the three worker counts measured, and every worker answered some of the
+// calls. How much faster more workers are is the benchmark's claim
+// (`baton bench`, section distributed), not this test's: on a busy machine
+// a wall-clock ratio says more about the machine than about baton.
 func TestDistributedFanout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds baton and starts PostgreSQL and seven worker processes")
@@ -32,17 +35,21 @@ func TestDistributedFanout(t *testing.T) {
 	if len(s.Tables) != 1 || len(s.Tables[0].Rows) != len(distWorkers) || len(s.Targets) != 1 {
 		t.Fatalf("section: %+v\n%s", s, log.String())
 	}
-	walls := map[string]time.Duration{}
-	for _, row := range s.Tables[0].Rows {
-		if row[len(row)-1] != "0" {
-			t.Errorf("%s workers: %s failed items", row[0], row[len(row)-1])
-		}
-		walls[row[0]] = parseMS(t, row[3])
+	head := s.Tables[0].Header
+	failedCol, callsCol := slices.Index(head, "failed"), slices.Index(head, "calls per worker, fewest–most")
+	if failedCol < 0 || callsCol < 0 {
+		t.Fatalf("no failed or calls column in %q", head)
 	}
-	// One worker runs 8 rounds of L, four run 2: four must be faster by
-	// well over the engine's costs.
-	if walls["4"] >= walls["1"]*3/4 {
-		t.Errorf("4 workers took %v, 1 worker %v: the workers do not share the work", walls["4"], walls["1"])
+	for _, row := range s.Tables[0].Rows {
+		if row[failedCol] != "0" {
+			t.Errorf("%s workers: %s failed items", row[0], row[failedCol])
+		}
+		// Each of the W workers took some of the N calls: the queue hands
+		// work to all of them, not to the first that polls.
+		fewest, _, _ := strings.Cut(row[callsCol], "–")
+		if n, err := strconv.Atoi(fewest); err != nil || n == 0 {
+			t.Errorf("%s workers: calls per worker %q; every worker must answer some", row[0], row[callsCol])
+		}
 	}
 	var md strings.Builder
 	s.Markdown(&md)
@@ -61,22 +68,4 @@ func TestDistributedSkipsLoudly(t *testing.T) {
 	if err != nil || len(s.Tables) != 0 || len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "SKIPPED") || !strings.Contains(s.Notes[0], "PostgreSQL") {
 		t.Errorf("without PostgreSQL: %v, %+v", err, s)
 	}
-}
-
-func parseMS(t *testing.T, s string) time.Duration {
-	t.Helper()
-	if v, ok := strings.CutSuffix(s, " ms"); ok {
-		n, err := strconv.Atoi(v)
-		if err == nil {
-			return time.Duration(n) * time.Millisecond
-		}
-	}
-	if v, ok := strings.CutSuffix(s, " s"); ok {
-		f, err := strconv.ParseFloat(v, 64)
-		if err == nil {
-			return time.Duration(f * float64(time.Second))
-		}
-	}
-	t.Fatalf("not a time: %q", s)
-	return 0
 }
