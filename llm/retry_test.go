@@ -88,7 +88,7 @@ func TestSleepCtx(t *testing.T) {
 	if err := sleepCtx(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("sleepCtx on cancelled ctx = %v, want context.Canceled", err)
 	}
-	if el := time.Since(start); el > time.Second {
+	if el := time.Since(start); el > 30*time.Second { // a hang, against the hour's sleep
 		t.Fatalf("sleepCtx took %s after cancel", el)
 	}
 	if err := sleepCtx(context.Background(), time.Millisecond); err != nil {

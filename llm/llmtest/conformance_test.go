@@ -512,7 +512,7 @@ func TestConformanceCancellationDuringDelay(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			t.Run(p.name, func(t *testing.T) {
 				t.Parallel()
-				s := llmtest.NewServer(t, llmtest.Always(llmtest.Slow(20*time.Second, "too late")))
+				s := llmtest.NewServer(t, llmtest.Always(llmtest.Slow(time.Minute, "too late")))
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				s.OnRequest(func(llmtest.RecordedRequest) { time.AfterFunc(20*time.Millisecond, cancel) })
@@ -520,7 +520,7 @@ func TestConformanceCancellationDuringDelay(t *testing.T) {
 				req.Stream = stream
 				start := time.Now()
 				_, err := newModel(t, p, s).Generate(ctx, req)
-				if d := time.Since(start); d > 3*time.Second {
+				if d := time.Since(start); d > 30*time.Second { // a hang, against the minute's delay
 					t.Errorf("returned after %v", d)
 				}
 				if !errors.Is(err, context.Canceled) {

@@ -287,7 +287,9 @@ func TestResolveOllamaProbeIsShort(t *testing.T) {
 	if !errors.Is(err, llm.ErrNoProvider) {
 		t.Errorf("error %v, want ErrNoProvider", err)
 	}
-	if el := time.Since(start); el > provider.OllamaProbeTimeout+2*time.Second {
+	// The server never answers: without the probe's timeout this would
+	// hang, so the bound is generous for a busy machine.
+	if el := time.Since(start); el > provider.OllamaProbeTimeout+20*time.Second {
 		t.Errorf("probe took %s", el)
 	}
 }
