@@ -405,7 +405,9 @@ func TestRetryReleasesSlotWhileWaiting(t *testing.T) {
 	var during error
 	m = llm.WithRetry(llm.WithLimits(client(t, s, llmtest.OpenAI), llm.Limits{Concurrency: 1}), llm.RetryPolicy{
 		Sleep: func(ctx context.Context, _ time.Duration) error {
-			c, cancel := context.WithTimeout(ctx, 2*time.Second)
+			// Were the slot held, this call would wait for ever: the
+			// deadline turns that into an error, generous for a busy machine.
+			c, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			resp, err := m.Generate(c, request("second"))
 			if err == nil && resp.Text != "second" {
