@@ -40,7 +40,7 @@ var denied = map[writepolicy.Family][]string{
 	writepolicy.HooksCI: {
 		".github/workflows/ci.yml", ".gitlab-ci.yml", ".husky/pre-commit", ".githooks/pre-push",
 		".circleci/config.yml", ".pre-commit-config.yaml", "lefthook.yml", "Jenkinsfile", ".GitHub/workflows/x.yml",
-		"github~1/workflows/ci.yml", ".hu\u017fky/pre-commit" /* LONG S */,
+		"github~1/workflows/ci.yml", ".hu\u017fky/pre-commit", /* LONG S */
 	},
 	writepolicy.Secrets: {
 		".env", ".env.local", ".ENV", ".netrc", ".git-credentials", ".ssh/id_ed25519", ".aws/credentials",
