@@ -114,7 +114,7 @@ var (
 	readTargets = []string{
 		".git/config", ".GIT/config", ".Git/CONFIG", ".g\u200cit/config", "git~1/config", ".git./config", "./.git//config",
 		".git/notes.md", "gitdir/notes.md", "gitdir/config", "link-git.md", "link-notes.md", "specs/up/.git/notes.md",
-		".env", ".ENV", "link-env.md", ".git",
+		".env", ".ENV", "link-env.md", ".git", "gitdir",
 	}
 )
 
@@ -196,5 +196,23 @@ func TestPolicyAllowsTheWorkspace(t *testing.T) {
 		if res := call(t, cs, c.tool, c.args, nil); res.IsError {
 			t.Errorf("%s %v: %s", c.tool, c.args, resultText(res))
 		}
+	}
+}
+
+// A file named like a state file whose content is a workflow (phases or
+// agent_cmd at the top) is not edited: baton run would execute it.
+func TestStateSetRefusesAWorkflowByContent(t *testing.T) {
+	dir := t.TempDir()
+	wf := "name: w\ncapsule: c.md\nagent_cmd: claude -p\nphases:\n  - name: a\n    skill: s\n"
+	if err := os.WriteFile(filepath.Join(dir, "state.yaml"), []byte(wf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := serve(t, mcpserver.Config{Root: dir, Version: "test"}, nil)
+	res := call(t, cs, "state_set", map[string]any{"state": "state.yaml", "key": "agent_cmd", "value": "touch PWNED"}, nil)
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "workflow") {
+		t.Errorf("state_set on a workflow named state.yaml: isError %v, %q", res.IsError, text)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "state.yaml")); string(got) != wf {
+		t.Errorf("the workflow changed:\n%s", got)
 	}
 }
