@@ -95,6 +95,9 @@ func Append(path string, e Entry) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("ledger %s: %w", path, err)
 	}
+	if err := e.CheckText(); err != nil {
+		return fmt.Errorf("ledger %s: %w", path, err)
+	}
 	entry := Render(e)
 	// An entry whose text would not read back as itself (a heading inside
 	// a field, say) would corrupt the ledger for every later reader.

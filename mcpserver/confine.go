@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/baton-dev/baton/internal/writepolicy"
 )
 
 // The ledger and state packages open their files by path (each through an
@@ -23,12 +25,22 @@ type confined struct {
 }
 
 // confine checks name (kind names it in errors: "ledger", "state") and
-// returns it joined to the root. With create, the file's folder is made
-// (through the root) when it is missing, since an append or a set creates
-// the file; without it, a missing file is an error.
+// returns it joined to the root. With create, the file is to be written:
+// the write policy is asked (package writepolicy) before the file's folder
+// is made (through the root) when it is missing, since an append or a set
+// creates the file; without it, the file is to be read, the read policy is
+// asked, and a missing file is an error. A ledger must be a .md file and a
+// state file a .yaml or .yml one, so that neither tool takes another kind
+// of file for its own.
 func (s *Server) confine(kind, name string, create bool) (confined, error) {
 	rel, err := localPath(kind, name)
 	if err != nil {
+		return confined{}, err
+	}
+	if err := checkExt(kind, name, rel); err != nil {
+		return confined{}, err
+	}
+	if err := s.checkPolicy(kind, name, rel, create); err != nil {
 		return confined{}, err
 	}
 	if dir := path.Dir(rel); dir != "." {
@@ -57,6 +69,61 @@ func (s *Server) confine(kind, name string, create bool) (confined, error) {
 	}
 	return confined{rel: rel, abs: filepath.Join(s.root.Name(), filepath.FromSlash(rel))}, nil
 }
+
+// checkExt refuses a ledger that is not markdown and a state file that is
+// not YAML, compared in the policy's normalised form (LEDGER.MD. is a
+// ledger.md on Windows).
+func checkExt(kind, name, rel string) error {
+	k := writepolicy.Key(rel)
+	switch kind {
+	case "ledger":
+		if !strings.HasSuffix(k, ".md") {
+			return fmt.Errorf("ledger %q: a ledger is a markdown file ending in .md", name)
+		}
+	case "state":
+		if !strings.HasSuffix(k, ".yaml") && !strings.HasSuffix(k, ".yml") {
+			return fmt.Errorf("state %q: a state file is a YAML file ending in .yaml or .yml", name)
+		}
+	}
+	return nil
+}
+
+// checkPolicy asks the write policy (write) or the read policy about rel,
+// symlinks inside the root followed.
+func (s *Server) checkPolicy(kind, name, rel string, write bool) error {
+	check := writepolicy.CheckRead
+	if write {
+		check = writepolicy.CheckWrite
+	}
+	err := check(s.root.Name(), rel)
+	if errors.Is(err, writepolicy.ErrOutside) {
+		// os.Root refuses the same path below, in the words the other
+		// refusals of an escape use.
+		return nil
+	}
+	if err != nil {
+		var de *writepolicy.DeniedError
+		if errors.As(err, &de) {
+			return fmt.Errorf("%s %q: %w", kind, name, policyErr{de})
+		}
+		return fmt.Errorf("%s %q: %w", kind, name, err)
+	}
+	return nil
+}
+
+// policyErr words a refusal for a host: the family, and where a symlink
+// led, without repeating the path the host gave.
+type policyErr struct{ de *writepolicy.DeniedError }
+
+func (e policyErr) Error() string {
+	via := ""
+	if e.de.Via != "" && e.de.Via != e.de.Path {
+		via = ", through a symlink to " + e.de.Via
+	}
+	return fmt.Sprintf("%s: %s%s; baton never %ss these files for a tool", writepolicy.ErrDenied, e.de.Family, via, e.de.Op)
+}
+
+func (e policyErr) Unwrap() error { return e.de }
 
 // localPath refuses an absolute path and one that leaves the root by its
 // text, and returns it cleaned with forward slashes, as os.Root and its FS

@@ -2,7 +2,10 @@
 // Context Protocol, so that a host agent (Claude Code, Codex, Cursor) calls
 // them as tools instead of being asked in prose to slice context and count
 // tokens. It is built on the official Go SDK; every path a host passes is
-// confined to the server's root with os.Root, as `baton run`'s tools are.
+// confined to the server's root with os.Root, as `baton run`'s tools are,
+// and inside it to what baton's write policy allows (package writepolicy:
+// never git's files, baton's own, workflow, skill, host, hook or CI
+// configuration; git's files and secrets not read either).
 //
 // The tools: outline, slice and count_tokens read documents; budget_check
 // is the reset rule of `baton run`; ledger_append, ledger_latest and

@@ -190,7 +190,12 @@ func (s *Server) stateSet(_ context.Context, req *mcp.CallToolRequest, in StateS
 			return nil, StateSetOut{}, err
 		}
 	}
-	c, err := s.confine("state", cmp.Or(in.State, workflow.DefaultState), true)
+	name := cmp.Or(in.State, workflow.DefaultState)
+	// The name is checked before confine, which makes the file's folder.
+	if err := s.checkStateName(name); err != nil {
+		return nil, StateSetOut{}, err
+	}
+	c, err := s.confine("state", name, true)
 	if err != nil {
 		return nil, StateSetOut{}, err
 	}
@@ -198,6 +203,9 @@ func (s *Server) stateSet(_ context.Context, req *mcp.CallToolRequest, in StateS
 	// Update is how `baton run` edits the file: its lock, the file loaded
 	// fresh under it, the edit proved to touch nothing else, an atomic save.
 	err = state.Update(c.abs, func(f *state.File) error {
+		if err := checkNotWorkflow(name, f); err != nil {
+			return err
+		}
 		// state_get indexes a list by a number; a set through one would
 		// replace the list by a mapping, which no host means.
 		for i := range len(segs) - 1 {

@@ -203,7 +203,7 @@ func TestStateBadInput(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
 		t.Skip("no symlinks here:", err)
 	}
-	os.Symlink(filepath.Join(outside, "state.yaml"), filepath.Join(dir, "link.yaml"))
+	os.Symlink(filepath.Join(outside, "state.yaml"), filepath.Join(dir, "link-state.yaml"))
 	os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("a: [1,\n"), 0o644)
 	path := filepath.Join(dir, "specs/state.yaml")
 	for _, key := range []string{"a..b", ".a", "a.", " a.b", "a\tb.c"} {
@@ -217,9 +217,9 @@ func TestStateBadInput(t *testing.T) {
 		{"../x.yaml", "escapes"},
 		{"/etc/passwd", "absolute"},
 		{"out/state.yaml", "escapes"},
-		{"out/new.yaml", "escapes"},
-		{"out/sub/new.yaml", "escapes"},
-		{"link.yaml", "escapes"},
+		{"out/new-state.yaml", "escapes"},
+		{"out/sub/state.yaml", "escapes"},
+		{"link-state.yaml", "escapes"},
 	} {
 		wantError(t, cs, "state_set", map[string]any{"state": c.path, "key": "a", "value": 1}, c.path, c.want)
 		wantError(t, cs, "state_get", map[string]any{"state": c.path}, c.path, c.want)
@@ -229,10 +229,11 @@ func TestStateBadInput(t *testing.T) {
 	if text := toolError(t, cs, "state_get", map[string]any{"state": "bad.yaml"}); strings.Contains(text, dir) {
 		t.Errorf("the error names the server's own path: %q", text)
 	}
-	wantError(t, cs, "state_set", map[string]any{"state": "bad.yaml", "key": "a", "value": 1}, "bad.yaml", "malformed")
-	os.WriteFile(filepath.Join(dir, "alias.yaml"), []byte("h: &x\n  k: 1\nu: *x\n"), 0o644)
-	wantError(t, cs, "state_set", map[string]any{"state": "alias.yaml", "key": "h.k", "value": 2}, "alias.yaml", "h.k", "refused")
-	if got, _ := os.ReadFile(filepath.Join(dir, "alias.yaml")); string(got) != "h: &x\n  k: 1\nu: *x\n" {
+	os.WriteFile(filepath.Join(dir, "bad-state.yaml"), []byte("a: [1,\n"), 0o644)
+	wantError(t, cs, "state_set", map[string]any{"state": "bad-state.yaml", "key": "a", "value": 1}, "bad-state.yaml", "malformed")
+	os.WriteFile(filepath.Join(dir, "alias.state.yaml"), []byte("h: &x\n  k: 1\nu: *x\n"), 0o644)
+	wantError(t, cs, "state_set", map[string]any{"state": "alias.state.yaml", "key": "h.k", "value": 2}, "alias.state.yaml", "h.k", "refused")
+	if got, _ := os.ReadFile(filepath.Join(dir, "alias.state.yaml")); string(got) != "h: &x\n  k: 1\nu: *x\n" {
 		t.Errorf("a refused edit changed alias.yaml: %q", got)
 	}
 	wantError(t, cs, "state_set", map[string]any{"key": "handoff.next_skill", "value": "x", "append": true}, "not a list")

@@ -98,10 +98,14 @@ func (s *Server) addTools() {
 }
 
 // read reads one file under the root, refusing one over MaxDocumentBytes
-// by its size and any path that leaves the root.
+// by its size, any path that leaves the root and any the read policy
+// forbids (git's files, secrets).
 func (s *Server) read(name string) (string, error) {
 	rel, err := localPath("document", name)
 	if err != nil {
+		return "", err
+	}
+	if err := s.checkPolicy("document", name, rel, false); err != nil {
 		return "", err
 	}
 	info, err := s.root.Stat(rel)

@@ -117,7 +117,9 @@ func NewCallTask(model llm.Model, docs Documents) engine.Task {
 				return nil, err
 			}
 			text := sliceText(doc, ref.Whole, ref.Pointers)
-			if ref.Offset < 0 || ref.Length < 0 || ref.Offset+ref.Length > len(text) || ref.Message < 0 || ref.Message >= len(req.Messages) {
+			// The row comes from the database: the bound is checked as
+			// Length <= len-Offset, which cannot overflow as Offset+Length can.
+			if ref.Offset < 0 || ref.Length < 0 || ref.Offset > len(text) || ref.Length > len(text)-ref.Offset || ref.Message < 0 || ref.Message >= len(req.Messages) {
 				return nil, fmt.Errorf("call item (skill %q): its piece is outside the slice: %w", in.Skill, ErrRequestMismatch)
 			}
 			req.Messages = append([]llm.Message(nil), req.Messages...)

@@ -8,11 +8,15 @@ import (
 )
 
 // protectedRules is what a model's tools may not touch in a workflow's
-// workspace (for workspace.Rules). deny holds the files that decide what a
-// run does and what a resume trusts: .baton (run records and journals),
-// .git, the workflow file, every skill folder inside the workspace (a
-// skill's body is a later step's system prompt) and the workflow's own
-// protect: patterns. readOnly holds the files baton itself writes for the
+// workspace (for workspace.Rules), beyond baton's write policy (package
+// writepolicy), which the workspace applies in every run: git's files,
+// baton's own, workflow and skill files, host, editor, hook and CI
+// configuration and secrets. deny adds what this run decides and what its
+// resume trusts, for reading too: .baton (run records and journals, which
+// the policy leaves readable), .git (named as well, so a run's rules read
+// whole), the workflow file by whatever name it has,
+// every skill folder the workflow names (a skill's body is a later step's
+// system prompt) and the workflow's own protect: patterns. readOnly holds the files baton itself writes for the
 // run (state.yaml through update_state, the ledger through write_ledger)
 // and the capsule every step receives: a model reads them, baton owns
 // their writes. Paths are workspace-relative and slash-separated.

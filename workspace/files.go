@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/writepolicy"
 )
 
 // Sentinels callers branch on when turning a failed tool call into an
@@ -107,6 +108,11 @@ func (w *Workspace) find(op, rel string, write bool) (*loc, error) {
 		return nil, fmt.Errorf("%s path %q: %w", op, rel, err)
 	}
 	if forbidden(l.rel) {
+		l.release()
+		return nil, protected(op, rel)
+	}
+	if write && errors.Is(writepolicy.CheckWrite(w.dir, l.rel), writepolicy.ErrDenied) {
+		// A skill's folder (one holding a SKILL.md), found on disk.
 		l.release()
 		return nil, protected(op, rel)
 	}

@@ -7,42 +7,54 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/baton-dev/baton/internal/writepolicy"
 )
 
-// Rules name workspace paths the tools may not touch. Patterns are doublestar globs
-// relative to the workspace root with forward slashes; a pattern that matches a folder
-// covers everything under it. Matching ignores case, so .GIT/config is .git/config.
+// Rules name workspace paths the tools may not touch, beyond what baton's
+// write policy (package writepolicy) denies in every workspace. Patterns
+// are doublestar globs relative to the workspace root with forward slashes;
+// a pattern that matches a folder covers everything under it. Matching
+// compares paths as the write policy does, so .GIT/config is .git/config.
 type Rules struct {
 	Deny     []string // never read, listed, searched or written
 	ReadOnly []string // may be read, listed and searched; never written
 }
 
-// ErrProtected is wrapped by every error for a path the Rules forbid.
+// ErrProtected is wrapped by every error for a path the Rules or the write
+// policy forbid; the error wraps writepolicy.ErrDenied too.
 var ErrProtected = errors.New("protected by baton")
 
 // protectedHint follows ErrProtected in the error a model sees, so it
 // knows not to try another spelling of the same path.
-const protectedHint = " (baton's own files, the workflow, skills and the paths in baton.yaml's protect: list are off limits)"
+const protectedHint = " (baton's own files, git's, the workflow, skills, host, editor, hook and CI configuration and the paths in baton.yaml's protect: list are off limits)"
 
-func protected(op, rel string) error {
-	return fmt.Errorf("%s %s: %w%s", op, rel, ErrProtected, protectedHint)
+// protectedErr is a refusal: ErrProtected for this package's callers,
+// writepolicy.ErrDenied for those that check every entry point alike.
+type protectedErr struct{ msg string }
+
+func (e *protectedErr) Error() string { return e.msg }
+
+func (e *protectedErr) Is(target error) bool {
+	return target == ErrProtected || target == writepolicy.ErrDenied
 }
 
-// alwaysDenied holds what no rules can open up: git's own files, through
-// which a write could change what git runs (hooks, config).
-var alwaysDenied = []string{"**/.git"}
+func protected(op, rel string) error {
+	return &protectedErr{msg: fmt.Sprintf("%s %s: %s%s", op, rel, ErrProtected, protectedHint)}
+}
 
-// defaultRules is what New applies.
-var defaultRules = &ruleset{deny: alwaysDenied}
+// defaultRules is what New applies: the write policy alone.
+var defaultRules = &ruleset{}
 
 // ruleset is Rules compiled: patterns normalised as paths are (see key).
+// What the write policy denies is denied whatever the patterns say.
 type ruleset struct {
 	deny, readOnly []string
 }
 
 // Restrict returns a Workspace sharing w's root with r applied (replacing earlier rules). A bad pattern is an error naming it.
 func (w *Workspace) Restrict(r Rules) (*Workspace, error) {
-	rs := &ruleset{deny: append([]string(nil), alwaysDenied...)}
+	rs := &ruleset{}
 	for _, list := range []struct {
 		in  []string
 		out *[]string
@@ -79,15 +91,15 @@ func compilePattern(p string) (string, error) {
 	return key(path.Clean(c)), nil
 }
 
-// key is the form paths and patterns are compared in: lower case, and each
-// segment without the trailing dots and spaces Windows ignores, so neither
-// .GIT/config nor "baton.yaml." names a different file than the rules do.
+// key is the form paths and patterns are compared in: each segment as the
+// write policy compares it (case, Unicode normalisation, the trailing dots
+// and spaces Windows ignores), so neither .GIT/config nor "baton.yaml."
+// names a different file than the rules do. Patterns are split only at
+// "/", since "\\" escapes in a glob.
 func key(p string) string {
-	segs := strings.Split(strings.ToLower(p), "/")
+	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		if t := strings.TrimRight(s, ". "); t != "" {
-			segs[i] = t
-		}
+		segs[i] = writepolicy.Segment(s)
 	}
 	return strings.Join(segs, "/")
 }
@@ -118,13 +130,25 @@ func underAny(pats []string, rel string) bool {
 // deniesExactly reports whether rel itself is denied; a walk that checks
 // every location it passes covers the folders above.
 func (s *ruleset) deniesExactly(rel string) bool {
-	return rel != "." && matchAny(s.deny, key(rel))
+	if rel == "." {
+		return false
+	}
+	_, policy := writepolicy.ReadFamily(rel)
+	return policy || matchAny(s.deny, key(rel))
 }
 
 // denies reports whether rel or a folder above it is denied.
-func (s *ruleset) denies(rel string) bool { return underAny(s.deny, rel) }
+func (s *ruleset) denies(rel string) bool {
+	if _, policy := writepolicy.ReadFamily(rel); policy && rel != "." {
+		return true
+	}
+	return underAny(s.deny, rel)
+}
 
 // forbidsWrite reports whether rel may not be written.
 func (s *ruleset) forbidsWrite(rel string) bool {
+	if _, policy := writepolicy.WriteFamily(rel); policy && rel != "." {
+		return true
+	}
 	return underAny(s.deny, rel) || underAny(s.readOnly, rel)
 }

@@ -112,7 +112,7 @@ func TestRulesDeny(t *testing.T) {
 			t.Errorf("Resolve(%q) = %v, want ErrProtected", p, err)
 		}
 	}
-	want := "write .git/config: protected by baton (baton's own files, the workflow, skills and the paths in baton.yaml's protect: list are off limits)"
+	want := "write .git/config: protected by baton (baton's own files, git's, the workflow, skills, host, editor, hook and CI configuration and the paths in baton.yaml's protect: list are off limits)"
 	if err := w.WriteFile(".git/config", nil); err == nil || err.Error() != want {
 		t.Errorf("WriteFile(.git/config) = %v\nwant %s", err, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +27,9 @@ resets with their ledger entries, tool calls and cost per step.
 
 ID is a run id, the start of one (baton runs list shows them), or last
 for the newest run. The file is report-ID.html in the current folder
-unless --out names another.`,
+(any character of the id other than a letter, a digit, "-" or "_" written
+as "_", so an imported record's id cannot name a file elsewhere) unless
+--out names another.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHistory(cmd.ErrOrStderr(), func(d *history.DB) error {
@@ -50,7 +53,7 @@ unless --out names another.`,
 				}
 				path := out
 				if path == "" {
-					path = "report-" + r.ID + ".html"
+					path = reportName(r.ID)
 				}
 				if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
 					return fmt.Errorf("report: %w", err)
@@ -62,4 +65,29 @@ unless --out names another.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the HTML file to write (default report-ID.html in the current folder)")
 	return cmd
+}
+
+// maxReportID bounds the part of a report's default name taken from the
+// run's id; baton's own ids are 33 characters.
+const maxReportID = 80
+
+// reportName is the default file of a report: report-ID.html in the
+// current folder. The id comes from a record, which may have been imported
+// from anywhere, so every character that could name another folder (a
+// separator, a dot, a drive colon) or trouble a shell is written as "_".
+func reportName(id string) string {
+	safe := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, id)
+	if len(safe) > maxReportID {
+		safe = safe[:maxReportID]
+	}
+	if safe == "" {
+		safe = "run"
+	}
+	return "report-" + safe + ".html"
 }
