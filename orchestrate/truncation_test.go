@@ -10,11 +10,28 @@ import (
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/llm/ollama"
 	"github.com/baton-dev/baton/orchestrate"
 )
 
 // cutWord is each provider's own word for a reply stopped at max_tokens.
-var cutWord = map[string]string{"anthropic": "max_tokens", "openai": "length"}
+var cutWord = map[string]string{"anthropic": "max_tokens", "openai": "length", "ollama": "length"}
+
+// cutProviders are the providers plus Ollama's native API, whose
+// done_reason says "length" for a cut reply.
+func cutProviders() map[string]newModel {
+	out := map[string]newModel{"ollama": func(t *testing.T, s *llmtest.Server) llm.Model {
+		m, err := ollama.New(ollama.Config{BaseURL: s.URL(), Model: "test-model", NumCtx: 32768})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}}
+	for name, mk := range providers {
+		out[name] = mk
+	}
+	return out
+}
 
 const wholeAnswer = "FINAL: revenue up on the enterprise tier, costs down after the move, prepared by finance."
 
@@ -59,7 +76,7 @@ func synthesisCalls(rec *orchestrate.Record) int {
 // limit; the whole answer of the second call is the run's, the run is ok,
 // and both calls are in the record, the usage and the accounting.
 func TestAskSynthesisCutIsAskedAgainWithALargerLimit(t *testing.T) {
-	for name, mk := range providers {
+	for name, mk := range cutProviders() {
 		t.Run(name, func(t *testing.T) {
 			s := llmtest.NewServer(t, cutAt(cutWord[name], orchestrate.DefaultSynthesisTokens+1))
 			rec, err := orchestrate.Ask(context.Background(), config(mk(t, s)))
@@ -99,7 +116,7 @@ func TestAskSynthesisCutIsAskedAgainWithALargerLimit(t *testing.T) {
 // fails, the run is partial (ErrPartial and ErrTruncated), keeps the cut
 // answer and says why in a warning naming the phase and the limit.
 func TestAskSynthesisLeftCutIsPartial(t *testing.T) {
-	for name, mk := range providers {
+	for name, mk := range cutProviders() {
 		t.Run(name, func(t *testing.T) {
 			word := cutWord[name]
 			// Cut at any limit: asked again once, then partial.
@@ -249,5 +266,38 @@ func TestAskReduceCutIsAskedAgainOrPartial(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A plan cut at its max_tokens is not valid JSON; its repair, which writes
+// the plan again, is sent with a larger limit, and the warning says the
+// reply was cut.
+func TestAskCutPlanIsRepairedWithALargerLimit(t *testing.T) {
+	for name, mk := range providers {
+		t.Run(name, func(t *testing.T) {
+			base := script(llmtest.Text(planJSON))
+			s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+				if isPlanner(r) && r.MaxTokens <= orchestrate.DefaultPlannerTokens {
+					return llmtest.Reply{Text: planJSON[:len(planJSON)/2], StopReason: cutWord[name]}
+				}
+				return base.Respond(r)
+			}))
+			rec, err := orchestrate.Ask(context.Background(), config(mk(t, s)))
+			if err != nil {
+				t.Fatalf("Ask: %v (warnings %v)", err, rec.Warnings)
+			}
+			var limits []int
+			for _, r := range s.Requests() {
+				if isPlanner(r) {
+					limits = append(limits, r.MaxTokens)
+				}
+			}
+			if len(limits) != 2 || limits[0] != orchestrate.DefaultPlannerTokens || limits[1] != 2*orchestrate.DefaultPlannerTokens {
+				t.Errorf("planner requests with max_tokens %v; want the plan, then its repair with twice the limit", limits)
+			}
+			if !hasWarning(rec, fmt.Sprintf("the reply was cut at its %d-token limit", orchestrate.DefaultPlannerTokens)) {
+				t.Errorf("no warning says the plan was cut: %v", rec.Warnings)
+			}
+		})
 	}
 }
