@@ -97,11 +97,16 @@ Against Ollama every request names the window it is checked against
 more than the model's own context length.
 
 Without a provider (or with --dry-run) no model is called: a retrieval planner
-builds the plan, the assembler cuts the slices, and baton prints the plan, the
-slice sizes and a token estimate.
+builds the plan, the assembler cuts the slices, and baton prints how the input
+it would send compares with one plain call (the task and the whole context),
+then the plan, the slice sizes and a token estimate.
 
-Exit codes: 0 ok, 1 error, 2 usage, 3 partial (some subtasks failed; the
-answer says what is missing), 4 internal error, 130 interrupted.`,
+A synthesis or reduce reply cut at its max_tokens is asked for once more with
+twice the limit where the window has room; otherwise the run is partial.
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 partial (some subtasks failed or a reply
+stayed cut at its token limit; the warnings say what is missing), 4 internal
+error, 130 interrupted.`,
 		Example: `  baton ask --doc examples/incident-report.md "What caused the outage and what should change?"
   baton ask --doc docs/ --provider openai --model gpt-4o-mini --json "Compare the two designs"
   cat notes.md | baton ask --doc - --dry-run "Summarise the decisions"`,
