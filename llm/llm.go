@@ -130,6 +130,13 @@ type Response struct {
 	Attempts int `json:"attempts,omitempty"`
 }
 
+// Truncated reports whether the reply stopped at its max_tokens rather than
+// where the model meant to end: Anthropic says "max_tokens", OpenAI and
+// Ollama say "length". Such a reply reads as an answer but is only its start.
+func (r *Response) Truncated() bool {
+	return r != nil && (r.StopReason == "max_tokens" || r.StopReason == "length")
+}
+
 // Float is a convenience for Request.Temperature.
 func Float(f float64) *float64 { return &f }
 

@@ -39,7 +39,8 @@ const (
 // Sentinel errors callers branch on for exit codes.
 var (
 	// ErrPartial means the run finished and produced an answer, but some
-	// delegated subtasks failed; their errors are in the record.
+	// delegated subtasks failed, or a reply was cut at its token limit
+	// (ErrTruncated); the record's subtasks and warnings say which.
 	ErrPartial = errors.New("some subtasks failed")
 	// ErrPlan means the planner's output was not a valid plan, even after
 	// one repair request.
@@ -168,7 +169,10 @@ type run struct {
 	mu     sync.Mutex // guards rec.Warnings and rec.Usage during dispatch
 	acct   Accounting
 	failed int // delegated subtasks that failed
-	calib  tokens.Calibration
+	// cuts names the replies left cut at their token limit (truncation.go),
+	// under mu.
+	cuts  []string
+	calib tokens.Calibration
 
 	naiveOnce  sync.Once
 	sysTokens  map[string]int // by skill name
@@ -321,18 +325,22 @@ func (r *run) synthesise(ctx context.Context) error {
 		OnText:      r.cfg.OnText,
 		OnRestart:   r.cfg.OnRestart,
 	}
-	resp, err := r.call(ctx, "synthesis", req, r.requestTokens(req), &r.rec.Usage.Synthesis, &r.acct.SynthesisInputTokens)
-	// The naive run would have sent the same synthesis prompt.
+	n := r.requestTokens(req)
+	send := func(req *llm.Request) (*llm.Response, error) {
+		return r.call(ctx, "synthesis", req, n, &r.rec.Usage.Synthesis, &r.acct.SynthesisInputTokens)
+	}
+	resp, err := send(req)
+	if err == nil {
+		resp = r.uncut("the synthesis", req, n, resp, send)
+	}
+	// The naive run would have sent the same synthesis prompts.
 	r.acct.NaiveInputTokens += r.acct.PlannerInputTokens + r.acct.SynthesisInputTokens
 	if err != nil {
 		return fmt.Errorf("synthesis: %w", err)
 	}
 	r.rec.Answer = resp.Text
 	r.cfg.Progress(Event{Index: -1, Phase: "synthesis", Status: "ok"})
-	if r.failed > 0 {
-		return fmt.Errorf("%w: %d of %d delegated subtasks", ErrPartial, r.failed, r.delegated())
-	}
-	return nil
+	return r.partialResult()
 }
 
 func (r *run) delegated() int {

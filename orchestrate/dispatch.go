@@ -356,7 +356,7 @@ func (r *run) subCall(ctx context.Context, j *job, kind int, part string, build 
 	if err != nil {
 		return nil, err
 	}
-	if resp.StopReason == "max_tokens" || resp.StopReason == "length" {
+	if resp.Truncated() && kind != callReduce { // a reduce's caller asks again (mapreduce.go)
 		r.warnf("subtask %d: the return hit its %d-token bound and was cut", j.i+1, r.cfg.SubagentMax)
 	}
 	return resp, nil

@@ -180,18 +180,29 @@ func (r *run) reduce(ctx context.Context, j *job, partials []partial) (string, e
 	budget := room - frame - int(float64(room)*partSlack) - 8
 	size := func(p partial) int { return r.count(p.render()) }
 	out, err := mapreduce.Reduce(ctx, partials, budget, r.cfg.Concurrency, size, func(ctx context.Context, g mapreduce.Group[partial]) (partial, error) {
-		resp, err := r.subCall(ctx, j, callReduce, "", func() (*llm.Request, int, error) {
-			req := r.subagentRequest(reduceSystem, r.reduceUser(j, g.Items))
-			n := r.requestTokens(req)
-			if err := r.fits(fmt.Sprintf("subtask %d reduce round %d, group %d of %d", j.i+1, g.Round, g.Index+1, g.Of), req, n); err != nil {
-				return nil, 0, err
-			}
-			r.cfg.Progress(Event{Index: j.i, Phase: "reduce", Status: "running", Message: fmt.Sprintf("round %d, group %d of %d: %s", g.Round, g.Index+1, g.Of, j.st.Task)})
-			return req, n, nil
-		})
+		what := fmt.Sprintf("subtask %d reduce round %d, group %d of %d", j.i+1, g.Round, g.Index+1, g.Of)
+		var req *llm.Request
+		var n int
+		send := func(build func() *llm.Request) (*llm.Response, error) {
+			return r.subCall(ctx, j, callReduce, "", func() (*llm.Request, int, error) {
+				req = build()
+				n = r.requestTokens(req)
+				if err := r.fits(what, req, n); err != nil {
+					return nil, 0, err
+				}
+				r.cfg.Progress(Event{Index: j.i, Phase: "reduce", Status: "running", Message: fmt.Sprintf("round %d, group %d of %d: %s", g.Round, g.Index+1, g.Of, j.st.Task)})
+				return req, n, nil
+			})
+		}
+		resp, err := send(func() *llm.Request { return r.subagentRequest(reduceSystem, r.reduceUser(j, g.Items)) })
 		if err != nil {
 			return partial{}, err
 		}
+		// A joined answer cut at its limit loses the parts at its end:
+		// asked for again with a larger one, or recorded as a gap.
+		resp = r.uncut("the "+what+" reply", req, n, resp, func(again *llm.Request) (*llm.Response, error) {
+			return send(func() *llm.Request { return again })
+		})
 		r.mu.Lock()
 		r.rec.Subtasks[j.i].ReduceRounds = max(r.rec.Subtasks[j.i].ReduceRounds, g.Round)
 		r.mu.Unlock()

@@ -276,11 +276,22 @@ func (r *run) modelPlan(ctx context.Context, c plannerChoice, check func(*plan.P
 	}
 	// Exactly one repair round-trip, quoting what was wrong.
 	bad := errors.Join(perr, cerr)
+	cut := resp.Truncated()
+	if cut {
+		// A plan cut at its limit is invalid for that reason alone; the
+		// repair, which writes it again, gets a larger limit where the
+		// window has room.
+		bad = fmt.Errorf("the reply was cut at its %d-token limit (max_tokens): %w", req.MaxTokens, bad)
+	}
 	r.warnf("planner output was not a valid plan (%v); asked once for a repair", oneLine(bad))
 	req.Messages = append(req.Messages,
 		llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
 		llm.Message{Role: llm.RoleUser, Content: plan.RepairPrompt(resp.Text, bad)})
-	resp, err = r.call(ctx, "plan repair", req, r.requestTokens(req), &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
+	n := r.requestTokens(req)
+	if next := r.largerLimit(req.Model, n, req.MaxTokens); cut && next > 0 {
+		req.MaxTokens = next
+	}
+	resp, err = r.call(ctx, "plan repair", req, n, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
 	if err != nil {
 		return nil, fmt.Errorf("plan repair: %w", err)
 	}

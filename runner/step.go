@@ -192,6 +192,14 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 			return "", tooLongHint(err)
 		}
 		s.session.Observe(resp.Usage)
+		if !resp.WantsTools() && resp.Truncated() {
+			// A summary cut at its max_tokens is half a handoff: the agent
+			// is told, and finishes in its next turn.
+			s.r.logf("step %d %s: the reply was cut at its %d-token limit; asked the agent to finish", s.seq, s.skillName, req.MaxTokens)
+			req.Messages = append(req.Messages, resp.AssistantMessage(),
+				llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(cutReplyNote, req.MaxTokens)})
+			continue
+		}
 		if !resp.WantsTools() {
 			// The agent answered without finishing explicitly: its text is
 			// the step's summary.
@@ -237,6 +245,9 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	}
 	return "", fmt.Errorf("%w after %d tool rounds (raise --max-turns if the step needs more)", ErrMaxTurns, s.r.cfg.MaxTurns)
 }
+
+// cutReplyNote answers a step's reply cut at its token limit (%d).
+const cutReplyNote = "Your reply was cut at its %d-token limit, so it is incomplete. Finish the step now: call finish with a short summary of what the step did and left for the next one."
 
 // budgetReset handles a threshold crossed mid-phase: it asks the session
 // for a complete ledger entry, writes it, and returns the request of a fresh

@@ -8,9 +8,9 @@ import (
 	"github.com/baton-dev/baton/llm/llmtest"
 )
 
-// The summary after a run compares it with one call holding the whole
-// context first, and with the naive baseline after; both figures are the
-// record's.
+// The summary after a run starts by comparing it with one call holding the
+// whole context, saying plainly when the run sent more, and cites the naive
+// baseline after; the figures are the record's.
 func TestAskSummaryCitesTheSingleCallFirst(t *testing.T) {
 	isolateEnv(t)
 	s := llmtest.NewServer(t, askScript())
@@ -24,15 +24,16 @@ func TestAskSummaryCitesTheSingleCallFirst(t *testing.T) {
 	if a.SingleCallInputTokens == 0 || a.SingleCallSavingsRatio == nil {
 		t.Fatalf("record lacks the single-call baseline: %+v", a)
 	}
-	single := fmt.Sprintf("vs %d in one call with the whole context", a.SingleCallInputTokens)
-	naive := fmt.Sprintf("vs %d naive", a.NaiveInputTokens)
-	i, j := strings.Index(errOut, single), strings.Index(errOut, naive)
-	if i < 0 || j < 0 || i > j {
-		t.Errorf("summary does not cite the single call (%q) before naive (%q):\n%s", single, naive, errOut)
+	single := fmt.Sprintf("baton: this run sent %.2f× the input of one plain call (%s vs %s tokens)",
+		float64(a.OrchestratedInputTokens)/float64(a.SingleCallInputTokens), thousands(a.OrchestratedInputTokens), thousands(a.SingleCallInputTokens))
+	naive := fmt.Sprintf("against the naive baseline (every sub-agent given the whole context, %s tokens)", thousands(a.NaiveInputTokens))
+	// The example is small: the run sends more than the single call
+	// would, and the summary says so first.
+	if a.OrchestratedInputTokens <= a.SingleCallInputTokens {
+		t.Fatalf("the example run sent %d tokens, no more than the single call's %d: the test needs a run that sends more", a.OrchestratedInputTokens, a.SingleCallInputTokens)
 	}
-	// The example is small: the run sends more than the single call would,
-	// and the line says "more", not "saved".
-	if a.OrchestratedInputTokens > a.SingleCallInputTokens && !strings.Contains(errOut, "% more)") {
-		t.Errorf("a run that sent more than the single call does not say so:\n%s", errOut)
+	i, j := strings.Index(errOut, single), strings.Index(errOut, naive)
+	if i != 0 || j < 0 {
+		t.Errorf("summary does not start with the single call (%q) and cite naive (%q) after:\n%s", single, naive, errOut)
 	}
 }

@@ -97,11 +97,16 @@ Against Ollama every request names the window it is checked against
 more than the model's own context length.
 
 Without a provider (or with --dry-run) no model is called: a retrieval planner
-builds the plan, the assembler cuts the slices, and baton prints the plan, the
-slice sizes and a token estimate.
+builds the plan, the assembler cuts the slices, and baton prints how the input
+it would send compares with one plain call (the task and the whole context),
+then the plan, the slice sizes and a token estimate.
 
-Exit codes: 0 ok, 1 error, 2 usage, 3 partial (some subtasks failed; the
-answer says what is missing), 4 internal error, 130 interrupted.`,
+A synthesis or reduce reply cut at its max_tokens is asked for once more with
+twice the limit where the window has room; otherwise the run is partial.
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 partial (some subtasks failed or a reply
+stayed cut at its token limit; the warnings say what is missing), 4 internal
+error, 130 interrupted.`,
 		Example: `  baton ask --doc examples/incident-report.md "What caused the outage and what should change?"
   baton ask --doc docs/ --provider openai --model gpt-4o-mini --json "Compare the two designs"
   cat notes.md | baton ask --doc - --dry-run "Summarise the decisions"`,
@@ -272,6 +277,10 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 			// that no model was called.
 			fmt.Fprintf(stderr, "baton: %v; running as a dry run\n", err)
 		case err != nil:
+			if hint := providerHint(err, f.models.provider); hint != "" {
+				fmt.Fprintf(stderr, "baton: %s\nbaton: %s\n", oneLineErr(err), hint)
+				return &exitErr{code: exitError}
+			}
 			return err
 		default:
 			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
@@ -323,6 +332,15 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	}
 	if rec == nil {
 		return runErr
+	}
+	failed := runErr != nil && !errors.Is(runErr, orchestrate.ErrPartial) && !errors.Is(runErr, context.Canceled)
+	if failed {
+		// The cause comes first, before the summary's zeros, with what
+		// to check when it is the user's setting.
+		fmt.Fprintf(stderr, "baton: %s\n", oneLineErr(runErr))
+		if hint := providerHint(runErr, rec.Provider); hint != "" {
+			fmt.Fprintf(stderr, "baton: %s\n", hint)
+		}
 	}
 	rec.PriceWith(prices)
 	saved := ""
@@ -378,7 +396,7 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	case errors.Is(runErr, context.Canceled):
 		return withCode(exitError, errors.New("cancelled; the run record keeps what finished"))
 	default:
-		return runErr
+		return &exitErr{code: exitError} // printed first, above
 	}
 }
 
@@ -413,6 +431,9 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 	// Why no model was called, when no provider was found, went to
 	// stderr already, once.
 	fmt.Fprintln(w, "No model was called: this is a dry run.")
+	if line := singleCallLine(rec); line != "" {
+		fmt.Fprintln(w, line+".")
+	}
 	fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
 	for _, s := range rec.Subtasks {
 		fmt.Fprintf(w, "  %d. [%s] %s\n", s.Index+1, s.Skill, s.Task)
@@ -460,7 +481,7 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 	}
 	fmt.Fprintf(w, "  single call:             %d tokens (task and whole context in one request; %s the %d-token window)\n", a.SingleCallInputTokens, fits, a.SingleCallWindow)
 	fmt.Fprintf(w, "  naive input:             %d tokens (whole context to every sub-agent)\n", a.NaiveInputTokens)
-	fmt.Fprintf(w, "  saving:                  %.1f%% against naive; against the single call it needs the synthesis, which a dry run does not build\n", 100*a.SavingsRatio)
+	fmt.Fprintf(w, "  naive saving:            %.1f%% against the naive input, a baseline no user would choose; the single call is the one to beat\n", 100*a.SavingsRatio)
 }
 
 func printSummary(w io.Writer, rec *orchestrate.Record) {
@@ -481,34 +502,17 @@ func printSummary(w io.Writer, rec *orchestrate.Record) {
 	if rec.CostUSD != nil {
 		cost = "cost " + pricing.FormatUSD(*rec.CostUSD) + " at list prices"
 	}
+	if line := singleCallLine(rec); line != "" && rec.Answer != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
 		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
 	if a.MapCalls > 0 {
 		fmt.Fprintf(w, "baton: map-reduce: %s and %s\n", plural(a.MapCalls, "map request"), plural(a.ReduceCalls, "reduce request"))
 	}
 	if a.NaiveInputTokens > 0 {
-		fmt.Fprintf(w, "baton: input sent %d tokens vs %s; vs %d naive (%.1f%% saved)\n",
-			a.OrchestratedInputTokens, singleCallClause(a), a.NaiveInputTokens, 100*a.SavingsRatio)
+		fmt.Fprintf(w, "baton: %s\n", naiveLine(a))
 	}
-}
-
-// singleCallClause compares the run with one call holding the task and the
-// whole context, the alternative a user would pick: it comes first in the
-// summary, and says so when that call would not even fit the window.
-func singleCallClause(a orchestrate.Accounting) string {
-	s := fmt.Sprintf("%d in one call with the whole context", a.SingleCallInputTokens)
-	if a.SingleCallSavingsRatio != nil {
-		r := *a.SingleCallSavingsRatio
-		if r >= 0 {
-			s += fmt.Sprintf(" (%.1f%% saved)", 100*r)
-		} else {
-			s += fmt.Sprintf(" (%.1f%% more)", -100*r)
-		}
-	}
-	if a.SingleCallFits != nil && !*a.SingleCallFits {
-		s += fmt.Sprintf(", which would not fit the %d-token window", a.SingleCallWindow)
-	}
-	return s
 }
 
 func plural(n int, word string) string {

@@ -26,7 +26,7 @@ const (
 	exitOK      = 0
 	exitError   = 1 // the run failed: bad input, provider error, invalid plan
 	exitUsage   = 2 // the command line was wrong
-	exitPartial = 3 // the run finished but some subtasks failed
+	exitPartial = 3 // the run finished, but some subtasks failed or a reply was cut at its token limit
 	// exitInternal is a bug in baton (a panic), never the user's doing, so
 	// it never shares the usage code 2 that Go's runtime gives a crash.
 	exitInternal = 4

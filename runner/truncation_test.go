@@ -1,0 +1,53 @@
+package runner_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/runner"
+)
+
+// A step's closing reply cut at its max_tokens (Anthropic's max_tokens,
+// OpenAI's length) is not taken as the step's summary: the agent is told it
+// was cut, in the same session, and finishes with the finish tool.
+func TestStepReplyCutAtItsLimitIsNotTheSummary(t *testing.T) {
+	const whole = "REPORT: the --shout flag is in."
+	for name, mk := range providers {
+		t.Run(name, func(t *testing.T) {
+			word := map[string]string{"anthropic": "max_tokens", "openai": "length"}[name]
+			dir := copyExample(t)
+			base := script(false)
+			var noted atomic.Int32
+			s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+				rep := base.Respond(r)
+				if rep.Text != whole {
+					return rep
+				}
+				last := r.Messages[len(r.Messages)-1].Content
+				if strings.Contains(last, "was cut at its 4096-token limit") {
+					noted.Add(1)
+					return llmtest.CallTools(call("fin", "finish", map[string]string{"summary": whole}))
+				}
+				return llmtest.Reply{Text: whole[:12], StopReason: word}
+			}))
+			res, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), Model: mk(t, s), ModelName: "test-model"})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if res.Summary != whole || noted.Load() != 1 {
+				t.Errorf("summary %q after %d notes of the cut; want %q after one", res.Summary, noted.Load(), whole)
+			}
+			for _, r := range s.Requests() {
+				for i, m := range r.Messages {
+					if strings.Contains(m.Content, "was cut at its") && (i == 0 || r.Messages[i-1].Role != llm.RoleAssistant || r.Messages[i-1].Content != whole[:12]) {
+						t.Errorf("the note of the cut does not follow the cut reply in its session: %+v", r.Messages)
+					}
+				}
+			}
+		})
+	}
+}
