@@ -11,8 +11,8 @@
 // configured provider and saves a run record under .baton/runs;
 // skills_list and skill_get show the skill library, and every skill is
 // also a prompt. Every result is bounded (spill.go, bound.go) and every
-// schema is portable (schema.go). The transport is stdio or Streamable
-// HTTP (http.go).
+// schema is portable (schema.go). The transport is stdio (stdio.go: a
+// malformed line is answered, not fatal) or Streamable HTTP (http.go).
 package mcpserver
 
 import (
@@ -113,9 +113,10 @@ func (s *Server) SDK() *mcp.Server { return s.mcp }
 func (s *Server) Close() error { return s.root.Close() }
 
 // RunStdio serves one session over in and out until the client closes it
-// or ctx ends. out carries only the protocol.
+// or ctx ends. out carries only the protocol. A line the SDK cannot read
+// is answered with its JSON-RPC error and the session goes on (stdio.go).
 func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	err := s.mcp.Run(ctx, &stdioTransport{in: in, out: out})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
