@@ -6,12 +6,17 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxMessageBytes bounds one message a client sends: a stdio line, or the
-// body of an HTTP POST. It is the SDK's own frame bound (16 MiB); past it a
-// message is refused without being held in memory.
+// MaxMessageBytes bounds one line a client sends over stdio: the SDK's own
+// frame bound (16 MiB). Past it a line is refused without being held in
+// memory. The body of an HTTP POST keeps the SDK's bound for it,
+// MaxHTTPBodyBytes.
 const MaxMessageBytes = 16 << 20
+
+// MaxHTTPBodyBytes bounds the body of an HTTP POST: the SDK's default.
+const MaxHTTPBodyBytes = mcp.DefaultMaxRequestBodyBytes
 
 // rpcError is the JSON-RPC error baton answers for a message the SDK could
 // not read. The SDK ends a stdio session on such a message and answers an
@@ -53,13 +58,13 @@ func invalidRequest(id json.RawMessage, detail string) *rpcError {
 	return &rpcError{code: jsonrpc.CodeInvalidRequest, id: id, msg: "Invalid Request: " + detail}
 }
 
-// tooLarge is the answer to a message over MaxMessageBytes.
-func tooLarge() *rpcError {
-	return invalidRequest(nil, fmt.Sprintf("the message is over %d bytes (16 MiB) and was skipped", MaxMessageBytes))
+// tooLarge is the answer to a message over limit bytes.
+func tooLarge(limit int64) *rpcError {
+	return invalidRequest(nil, fmt.Sprintf("the message is over %d MiB and was skipped", limit>>20))
 }
 
 // checkMessage returns nil when data (one message: a stdio line or an HTTP
-// body, at most MaxMessageBytes) is one the SDK reads as a JSON-RPC message
+// body, already bounded) is one the SDK reads as a JSON-RPC message
 // or a batch of them, else the error to answer. The SDK's own decoder
 // (jsonrpc.DecodeMessage) decides, so that what passes here is what the
 // SDK accepts. msgs are the decoded messages of what passed.

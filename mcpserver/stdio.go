@@ -117,7 +117,7 @@ func (f *lineFilter) run() {
 func (f *lineFilter) handle(line []byte, tooLong bool) bool {
 	var reject *rpcError
 	if tooLong {
-		reject = tooLarge()
+		reject = tooLarge(MaxMessageBytes)
 	} else if line = bytes.TrimSpace(line); len(line) == 0 {
 		return true // a blank line is no message
 	} else {
