@@ -46,7 +46,8 @@ type Config struct {
 	// built-ins, for ask, skills_list, skill_get and the prompts.
 	Skills []string
 	// Getenv reads the environment ask picks its provider from
-	// (ANTHROPIC_API_KEY, OPENAI_BASE_URL...); nil is os.Getenv.
+	// (ANTHROPIC_API_KEY, OPENAI_BASE_URL...); nil is os.Getenv. A value
+	// that is a host's placeholder left unexpanded ("${VAR}") is unset.
 	Getenv func(string) string
 	// OnRecord, when set, is called with each run record ask saves and
 	// its path (baton mcp indexes it in the run history, as baton ask
@@ -67,7 +68,8 @@ type Server struct {
 
 	skills        *skill.Library // the built-ins and Config.Skills (ask.go, skills.go)
 	skillWarnings []string
-	getenv        func(string) string
+	getenv        func(string) string // rawEnv, a host's unexpanded placeholder read as unset (provider.go)
+	rawEnv        func(string) string
 	onRecord      func(*orchestrate.Record, string) error
 	tracer        trace.Tracer
 }
@@ -97,9 +99,10 @@ func New(cfg Config) (*Server, error) {
 	if s.tracer = cfg.Tracer; s.tracer == nil {
 		s.tracer = noop.NewTracerProvider().Tracer(telemetry.ScopeName)
 	}
-	if s.getenv = cfg.Getenv; s.getenv == nil {
-		s.getenv = os.Getenv
+	if s.rawEnv = cfg.Getenv; s.rawEnv == nil {
+		s.rawEnv = os.Getenv
 	}
+	s.getenv = hostEnv(s.rawEnv)
 	s.addTools()
 	s.mcp.AddReceivingMiddleware(s.bound)
 	return s, nil
