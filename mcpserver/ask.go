@@ -22,6 +22,10 @@ import (
 	"github.com/baton-dev/baton/tokens"
 )
 
+// NoProviderMessage is ask's error when the server's environment names no
+// model provider.
+const NoProviderMessage = "no model provider: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL in the environment baton mcp is started with (or start Ollama at OLLAMA_HOST), or pass dry_run: true"
+
 // RunsDir is where ask saves its run records, relative to the root: the
 // folder `baton ask` saves them in by default, so `baton` finds them alike.
 const RunsDir = ".baton/runs"
@@ -87,7 +91,7 @@ type AskOut struct {
 
 func (s *Server) addAskTools() {
 	addTool(s, &mcp.Tool{Name: "ask", Annotations: openWorld,
-		Description: "Answer a task over documents as `baton ask` does: a planner reads them once and writes a plan, each delegated subtask goes to a sub-agent that sees only its slice, and a synthesis joins the results. No request that would not fit the model's window is sent. Returns the answer, the token accounting against one call with the whole context and against every sub-agent given it, and the path of the saved run record. Without a configured provider, or with dry_run, no model is called and the plan comes back with an estimate. Sends progress notifications when the request has a progress token."},
+		Description: "Answer a task over documents as `baton ask` does: a planner reads them once and writes a plan, each delegated subtask goes to a sub-agent that sees only its slice, and a synthesis joins the results. No request that would not fit the model's window is sent. Returns the answer, the token accounting against one call with the whole context and against every sub-agent given it, and the path of the saved run record. With dry_run, no model is called and the plan comes back with an estimate; without a provider in the server's environment, ask is an error that says what to set. Sends progress notifications when the request has a progress token."},
 		s.ask)
 	s.addSkillTools()
 	s.addSkillPrompts()
@@ -134,13 +138,15 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 		MaxSubtasks: in.MaxSubtasks,
 		Progress:    prog.event,
 	}
-	note := "dry run asked for: no model was called; the figures are local estimates"
+	const note = "dry run asked for: no model was called; the figures are local estimates"
 	if !in.DryRun {
 		m, sel, err := s.resolveModel(ctx, in, prog)
 		switch {
 		case errors.Is(err, llm.ErrNoProvider):
-			// Not a failure: the host learns the plan and what to set.
-			note = fmt.Sprintf("%v; ran as a dry run: no model was called, and the figures are local estimates", err)
+			// An error, not a quiet dry run: a host started the server
+			// without the key (hosts pass a reduced environment), and a
+			// dry run's note is easily lost on the way to the user.
+			return nil, AskOut{}, errors.New(NoProviderMessage)
 		case err != nil:
 			return nil, AskOut{}, err
 		default:

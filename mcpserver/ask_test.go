@@ -80,23 +80,81 @@ func TestAskAgainstFakeProvider(t *testing.T) {
 	}
 }
 
-// Without a provider the run is a dry run: the plan with a note that says
-// what to set, not an error, and its record saved all the same.
-func TestAskWithoutProviderIsADryRun(t *testing.T) {
+// Without a provider, ask is an error of one line that says what to set
+// (hosts start servers with a reduced environment, and a quiet dry run's
+// note may never reach the user), and no run is recorded.
+func TestAskWithoutProviderIsAnError(t *testing.T) {
+	for name, vars := range map[string]map[string]string{
+		"nothing set": nil,
+		// Claude Code passes "${VAR}" as text when VAR is not set.
+		"a placeholder left unexpanded": {"ANTHROPIC_API_KEY": "${ANTHROPIC_API_KEY}", "OPENAI_API_KEY": " ${OPENAI_API_KEY:-} "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: env(vars)})
+			text := toolError(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}})
+			if text != mcpserver.NoProviderMessage {
+				t.Errorf("ask without a provider: %q, want %q", text, mcpserver.NoProviderMessage)
+			}
+			for _, want := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "dry_run: true"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("%q does not name %s", text, want)
+				}
+			}
+			if runs, _ := os.ReadDir(filepath.Join(root, ".baton", "runs")); len(runs) != 0 {
+				t.Errorf("%d run records saved for an ask that ran nothing", len(runs))
+			}
+		})
+	}
+}
+
+// Without a provider, dry_run: true is the dry run: the plan and the
+// estimate, with its record.
+func TestAskWithoutProviderDryRunOnRequest(t *testing.T) {
 	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: env(nil)})
 	var out mcpserver.AskOut
-	callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}}, &out)
-	if !out.DryRun || out.Status != orchestrate.RunDryRun || out.Answer != "" {
-		t.Errorf("dry run %v, status %q, answer %q", out.DryRun, out.Status, out.Answer)
-	}
-	if !strings.Contains(out.Note, "ANTHROPIC_API_KEY") || !strings.Contains(out.Note, "dry run") {
-		t.Errorf("note %q: want what to set and that it ran as a dry run", out.Note)
+	res := callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}, "dry_run": true}, &out)
+	if res.IsError || !out.DryRun || out.Status != orchestrate.RunDryRun || out.Answer != "" || !strings.Contains(out.Note, "dry run asked for") {
+		t.Errorf("isError %v, dry run %v, status %q, answer %q, note %q", res.IsError, out.DryRun, out.Status, out.Answer, out.Note)
 	}
 	if len(out.Subtasks) == 0 || out.Planner != orchestrate.PlannerRetrieval || !out.Accounting.Estimate || out.Accounting.NaiveInputTokens == 0 {
 		t.Errorf("no plan and estimate: planner %q, subtasks %+v, accounting %+v", out.Planner, out.Subtasks, out.Accounting)
 	}
 	if rec, _ := readRecord(t, root, out.Record); !rec.DryRun || rec.ID != out.RunID {
 		t.Errorf("record: dry run %v, id %q", rec.DryRun, rec.ID)
+	}
+}
+
+// The status line baton mcp prints at start names the provider and the
+// model, never the key, or says that there is none and what to set.
+func TestProviderStatus(t *testing.T) {
+	fake := llmtest.NewServer(t, incidentScript(answerText))
+	for name, c := range map[string]struct {
+		getenv func(string) string
+		want   []string
+	}{
+		"none":        {env(nil), []string{"no model provider found", "dry_run: true", "ANTHROPIC_API_KEY"}},
+		"placeholder": {env(map[string]string{"ANTHROPIC_API_KEY": "${ANTHROPIC_API_KEY}"}), []string{"no model provider found", "ANTHROPIC_API_KEY was passed as the text ${ANTHROPIC_API_KEY}"}},
+		"anthropic":   {fakeEnv(fake), []string{"ask calls anthropic model claude-sonnet-4-5", "from ANTHROPIC_API_KEY"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := mcpserver.New(mcpserver.Config{Root: t.TempDir(), Getenv: c.getenv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			line := s.ProviderStatus(context.Background())
+			for _, w := range c.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("status %q does not say %q", line, w)
+				}
+			}
+			if strings.Contains(line, fakeSecret) || strings.ContainsAny(line, "\r\n") {
+				t.Errorf("status %q: shows the key or runs over one line", line)
+			}
+		})
+	}
+	if fake.Count() != 0 {
+		t.Errorf("the status sent %d model requests", fake.Count())
 	}
 }
 
@@ -260,13 +318,13 @@ func TestAskReadsAFolder(t *testing.T) {
 		}
 	}
 	var out mcpserver.AskOut
-	callWithProgress(t, cs, "ask", map[string]any{"task": "Compare the plans", "documents": []string{"notes", "incident.md"}}, &out)
+	callWithProgress(t, cs, "ask", map[string]any{"task": "Compare the plans", "documents": []string{"notes", "incident.md"}, "dry_run": true}, &out)
 	rec, _ := readRecord(t, root, out.Record)
 	want := []string{"notes/a.md", "notes/a/deep.txt", "notes/b.md", "incident.md"}
 	if strings.Join(rec.Documents, ",") != strings.Join(want, ",") {
 		t.Errorf("documents %v, want %v", rec.Documents, want)
 	}
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"task": "t", "documents": []string{"notes/a"}}})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"task": "t", "documents": []string{"notes/a"}, "dry_run": true}})
 	if err != nil || res.IsError {
 		t.Errorf("a folder of one text file: %v %s", err, resultText(res))
 	}
@@ -298,7 +356,7 @@ func TestAskRefusesASymlinkOut(t *testing.T) {
 		t.Errorf("a symlink out of the root: %v, isError %v, %q", err, res.IsError, resultText(res))
 	}
 	var out mcpserver.AskOut
-	callWithProgress(t, cs, "ask", map[string]any{"task": "t", "documents": []string{"docs"}}, &out)
+	callWithProgress(t, cs, "ask", map[string]any{"task": "t", "documents": []string{"docs"}, "dry_run": true}, &out)
 	if rec, _ := readRecord(t, root, out.Record); strings.Join(rec.Documents, ",") != "docs/mine.md" {
 		t.Errorf("the folder gave %v", rec.Documents)
 	}
@@ -380,13 +438,13 @@ func TestAskHandsTheRecordOn(t *testing.T) {
 		return nil
 	}})
 	var out mcpserver.AskOut
-	callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}}, &out)
+	callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}, "dry_run": true}, &out)
 	want := out.RunID + " " + filepath.Join(root, filepath.FromSlash(out.Record))
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("OnRecord got %q, want [%q]", got, want)
 	}
 	fail = true
-	res := callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}}, &out)
+	res := callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}, "dry_run": true}, &out)
 	if res.IsError || len(got) != 2 || !slices.ContainsFunc(out.Warnings, func(w string) bool { return strings.Contains(w, "the history is locked") }) {
 		t.Errorf("an OnRecord failure: isError %v, warnings %q", res.IsError, out.Warnings)
 	}

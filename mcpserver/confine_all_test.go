@@ -124,7 +124,7 @@ func TestEveryResultIsBounded(t *testing.T) {
 		"ledger_lint":   {},
 		"state_get":     {},
 		"state_set":     {"key": "handoff.current_phase", "value": strings.Repeat("long ", 3000)},
-		"ask":           {"task": "What do the pumps do?", "documents": []string{"big.md"}},
+		"ask":           {"task": "What do the pumps do?", "documents": []string{"big.md"}, "dry_run": true},
 		"skills_list":   {},
 		"skill_get":     {"name": "lookup"},
 	}

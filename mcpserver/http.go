@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -53,6 +55,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	// connection by itself (DisableLocalhostProtection left false).
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 		&mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout})
+	h = checkBodies(h)
 	if opts.Token != "" {
 		h = requireToken(opts.Token, h)
 	}
@@ -60,6 +63,47 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, h)
 	return mux
+}
+
+// checkBodies answers a POST whose body is not a JSON-RPC message (or
+// batch) with 400 and the JSON-RPC error in the body (-32700 when it is
+// not JSON, -32600 when it is not JSON-RPC): the SDK answers such a body in
+// plain text, which a client cannot read as an answer. A body over
+// MaxHTTPBodyBytes gets 413 and -32600 without being read further, as the
+// SDK would refuse it (in plain text). The session, if any, is not touched,
+// and later requests are served as before.
+func checkBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHTTPBodyBytes))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge(MaxHTTPBodyBytes))
+			return
+		case err != nil:
+			http.Error(w, "failed to read the body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		// An empty body is left to the SDK, which says a POST needs one.
+		if len(bytes.TrimSpace(body)) > 0 {
+			if _, _, reject := checkMessage(body); reject != nil {
+				writeRPCError(w, http.StatusBadRequest, reject)
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeRPCError(w http.ResponseWriter, status int, e *rpcError) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(e.line(), '\n'))
 }
 
 // sameOrigin refuses a browser's cross-origin request with Go's

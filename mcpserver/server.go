@@ -14,8 +14,8 @@
 // configured provider and saves a run record under .baton/runs;
 // skills_list and skill_get show the skill library, and every skill is
 // also a prompt. Every result is bounded (spill.go, bound.go) and every
-// schema is portable (schema.go). The transport is stdio or Streamable
-// HTTP (http.go).
+// schema is portable (schema.go). The transport is stdio (stdio.go: a
+// malformed line is answered, not fatal) or Streamable HTTP (http.go).
 package mcpserver
 
 import (
@@ -49,7 +49,8 @@ type Config struct {
 	// built-ins, for ask, skills_list, skill_get and the prompts.
 	Skills []string
 	// Getenv reads the environment ask picks its provider from
-	// (ANTHROPIC_API_KEY, OPENAI_BASE_URL...); nil is os.Getenv.
+	// (ANTHROPIC_API_KEY, OPENAI_BASE_URL...); nil is os.Getenv. A value
+	// that is a host's placeholder left unexpanded ("${VAR}") is unset.
 	Getenv func(string) string
 	// OnRecord, when set, is called with each run record ask saves and
 	// its path (baton mcp indexes it in the run history, as baton ask
@@ -70,7 +71,8 @@ type Server struct {
 
 	skills        *skill.Library // the built-ins and Config.Skills (ask.go, skills.go)
 	skillWarnings []string
-	getenv        func(string) string
+	getenv        func(string) string // rawEnv, a host's unexpanded placeholder read as unset (provider.go)
+	rawEnv        func(string) string
 	onRecord      func(*orchestrate.Record, string) error
 	tracer        trace.Tracer
 }
@@ -100,9 +102,10 @@ func New(cfg Config) (*Server, error) {
 	if s.tracer = cfg.Tracer; s.tracer == nil {
 		s.tracer = noop.NewTracerProvider().Tracer(telemetry.ScopeName)
 	}
-	if s.getenv = cfg.Getenv; s.getenv == nil {
-		s.getenv = os.Getenv
+	if s.rawEnv = cfg.Getenv; s.rawEnv == nil {
+		s.rawEnv = os.Getenv
 	}
+	s.getenv = hostEnv(s.rawEnv)
 	s.addTools()
 	s.mcp.AddReceivingMiddleware(s.bound)
 	return s, nil
@@ -116,9 +119,10 @@ func (s *Server) SDK() *mcp.Server { return s.mcp }
 func (s *Server) Close() error { return s.root.Close() }
 
 // RunStdio serves one session over in and out until the client closes it
-// or ctx ends. out carries only the protocol.
+// or ctx ends. out carries only the protocol. A line the SDK cannot read
+// is answered with its JSON-RPC error and the session goes on (stdio.go).
 func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	err := s.mcp.Run(ctx, &stdioTransport{in: in, out: out})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

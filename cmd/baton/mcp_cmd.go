@@ -38,14 +38,19 @@ count_tokens, budget_check, ledger_append, ledger_latest, ledger_lint,
 state_get, state_set, ask, skills_list and skill_get; every skill is also a
 prompt. Every path a tool is given is confined to --root (default: the
 working directory). ask calls the provider set in the server's environment
-(as baton ask does); with none set it returns the dry-run plan.
+(as baton ask does); with none set it answers with an error that says what
+to set, unless called with dry_run: true. At start, baton mcp writes one
+line to standard error naming the provider and model ask will call, or
+saying that it found none.
 
 Without --http it speaks on standard input and output: standard output
-carries only the protocol; messages go to standard error.
+carries only the protocol; messages go to standard error. A line that is
+not a JSON-RPC message is answered with the JSON-RPC error (-32700 or
+-32600) and the server goes on; a line over 16 MiB is skipped.
 
 --http ADDR serves Streamable HTTP at http://ADDR/mcp instead (HOST:PORT; a
 port of 0 picks a free one, an empty host is 127.0.0.1). Once listening it
-writes one line to standard error: "baton: mcp: serving http://HOST:PORT/mcp".
+writes a line to standard error: "baton: mcp: serving http://HOST:PORT/mcp".
 A request whose Host is not a loopback name on a loopback address, or a
 browser's cross-origin request, is refused. When ` + tokenEnv + ` is set,
 every request must carry "Authorization: Bearer <token>"; it must be set to
@@ -81,11 +86,18 @@ under .baton/mcp in the root, and the result says where and how large it is.`,
 				return err
 			}
 			defer s.Close()
+			// A host keeps the server's standard error as its log: the one
+			// place to learn, before any ask, whether ask has a provider.
+			stderr := cmd.ErrOrStderr()
+			status := func() { fmt.Fprintf(stderr, "baton: mcp: %s\n", s.ProviderStatus(cmd.Context())) }
 			if httpAddr == "" {
+				status()
 				return s.RunStdio(cmd.Context(), io.NopCloser(cmd.InOrStdin()), nopWriteCloser{cmd.OutOrStdout()})
 			}
-			stderr := cmd.ErrOrStderr()
+			// Over HTTP, once the address is known to be served: an
+			// address refused is then the only line.
 			err = s.ListenAndServe(cmd.Context(), httpAddr, mcpserver.HTTPOptions{Token: os.Getenv(tokenEnv)}, func(url string) {
+				status()
 				fmt.Fprintf(stderr, "baton: mcp: serving %s\n", url)
 			})
 			if errors.Is(err, mcpserver.ErrTokenRequired) {

@@ -93,7 +93,8 @@ func (c *rpcClient) send(t *testing.T, id int, method string, params any) (int, 
 }
 
 // startHTTP starts `baton mcp --http 127.0.0.1:0` with args and the token
-// in its environment, and returns the URL from its one stderr line.
+// in its environment, and returns the URL from its serving line, the
+// stderr line after the provider's.
 func startHTTP(t *testing.T, bin, token string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
@@ -108,29 +109,40 @@ func startHTTP(t *testing.T, bin, token string, args ...string) (*exec.Cmd, stri
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := make(chan string, 1)
+	lines := make(chan string, 2)
 	go func() {
 		sc := bufio.NewScanner(stderr)
-		if sc.Scan() {
+		for i := 0; i < 2 && sc.Scan(); i++ {
 			lines <- sc.Text()
 		}
 		close(lines)
 		io.Copy(io.Discard, stderr)
 	}()
-	select {
-	case line := <-lines:
-		m := servingLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("stderr line %q: want %s", line, servingLine)
+	// The provider's line, then the serving line.
+	for i := 0; ; i++ {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("baton mcp --http ended its standard error before the serving line")
+			}
+			if i == 0 {
+				if !strings.HasPrefix(line, "baton: mcp: ") || servingLine.MatchString(line) {
+					t.Fatalf("first stderr line %q: want the provider's line", line)
+				}
+				continue
+			}
+			m := servingLine.FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("stderr line %q: want %s", line, servingLine)
+			}
+			return cmd, m[1]
+		case <-time.After(60 * time.Second):
+			t.Fatal("no serving line on stderr in 60 s")
 		}
-		return cmd, m[1]
-	case <-time.After(60 * time.Second):
-		t.Fatal("no serving line on stderr in 60 s")
 	}
-	return nil, ""
 }
 
-// baton mcp --http as a host reaches it: one stderr line names the real
+// baton mcp --http as a host reaches it: a stderr line names the real
 // port; a plain client does the Streamable HTTP handshake (initialize, the
 // session id, initialized) and lists the tools, with the token from
 // BATON_MCP_TOKEN (a request without it gets 401); a slice over the

@@ -89,8 +89,8 @@ func mcpToolFixtures() map[string]inspectorCall {
 				t.Errorf("state.yaml lost the value or its comment (err %v):\n%s", err, data)
 			}
 		}},
-		"ask": {`{"task":"What does the Standard plan cost?","documents":["docs/guide.md"]}`, func(t *testing.T, _ string, out map[string]any) {
-			wantEqual(t, out, "dry_run", true) // no provider in the server's environment
+		"ask": {`{"task":"What does the Standard plan cost?","documents":["docs/guide.md"],"dry_run":true}`, func(t *testing.T, _ string, out map[string]any) {
+			wantEqual(t, out, "dry_run", true) // no provider in the server's environment: asked for
 			if id, _ := out["run_id"].(string); id == "" {
 				t.Errorf("run_id is empty: %v", out)
 			}
