@@ -5,11 +5,10 @@ import (
 	"path"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/baton-dev/baton/internal/writepolicy"
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/workflow"
+	"github.com/baton-dev/baton/yamlsafe"
 )
 
 // state_set edits a file that a later step trusts as its cockpit, so it
@@ -32,6 +31,11 @@ func (s *Server) checkStateName(name string) error {
 	if err != nil {
 		return err
 	}
+	// A denied file is refused as such first: the policy's reason is the
+	// one a host should see for baton.yaml or a CI file.
+	if err := s.checkPolicy("state", name, rel, true); err != nil {
+		return err
+	}
 	base := path.Base(writepolicy.Key(rel))
 	stem := strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
 	if stem == "state" || strings.HasSuffix(stem, "-state") || strings.HasSuffix(stem, "_state") || strings.HasSuffix(stem, ".state") {
@@ -52,7 +56,7 @@ func (s *Server) workflowState() string {
 	var wf struct {
 		State string `yaml:"state"`
 	}
-	if yaml.Unmarshal(data, &wf) != nil {
+	if yamlsafe.Unmarshal(data, &wf) != nil {
 		return ""
 	}
 	return wf.State

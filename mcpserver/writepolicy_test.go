@@ -216,3 +216,21 @@ func TestStateSetRefusesAWorkflowByContent(t *testing.T) {
 		t.Errorf("the workflow changed:\n%s", got)
 	}
 }
+
+// The state: the root's baton.yaml names is a state file whatever its
+// name; another YAML file of the same kind of name is not.
+func TestStateSetTakesTheWorkflowsStatePath(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "baton.yaml"), []byte("name: w\nstate: work/cockpit.yaml\n"), 0o644)
+	cs := serve(t, mcpserver.Config{Root: dir, Version: "test"}, nil)
+	if res := call(t, cs, "state_set", map[string]any{"state": "work/cockpit.yaml", "key": "handoff.next_step", "value": "go"}, nil); res.IsError {
+		t.Errorf("the workflow's state file: %s", resultText(res))
+	}
+	res := call(t, cs, "state_set", map[string]any{"state": "work/other.yaml", "key": "a", "value": 1}, nil)
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "not a state file") {
+		t.Errorf("work/other.yaml: isError %v, %q", res.IsError, text)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "work", "other.yaml")); err == nil {
+		t.Error("a refused state_set created its file")
+	}
+}
