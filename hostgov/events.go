@@ -49,19 +49,18 @@ func (s *session) latestEntry(path string) (*ledger.Entry, error) {
 // compaction: an automatic one happens because the window is full.
 func (s *session) preCompact() (Result, error) {
 	m := s.measure()
+	var err error
 	trigger := s.p.Trigger
 	if trigger != ReasonAuto {
 		trigger = ReasonManual
 	}
 	reset := runlog.Event{Type: runlog.Reset, Reason: trigger, Mode: "compact",
 		ContextTokens: m.context, WindowTokens: m.window, ContextFraction: m.fraction()}
-	path, err := confine(s.project, s.o.Ledger)
-	if err != nil {
-		s.log(reset)
-		return s.result(nil), fmt.Errorf("ledger %w", err)
-	}
-	latest, err := s.latestEntry(path)
-	if err != nil {
+	path, cerr := confine(s.project, s.o.Ledger)
+	var latest *ledger.Entry
+	if cerr != nil {
+		cerr = fmt.Errorf("ledger %w", cerr)
+	} else if latest, err = s.latestEntry(path); err != nil {
 		s.note("baton: %v", err)
 	}
 	var st sessionState
@@ -95,19 +94,25 @@ func (s *session) preCompact() (Result, error) {
 		at = latest.Time.Add(time.Second) // newest by its heading, as Latest orders
 	}
 	e := s.compose(m.t, at, trigger)
-	if err := ledger.Append(path, e); err != nil {
-		// Keep what was composed, so nothing is lost, and let the
-		// compaction go on: the log says it had no entry.
-		keep := filepath.Join(s.dir, pendingLedger)
-		if kerr := s.ensureDir(); kerr == nil {
-			kerr = atomicfile.Write(keep, ledger.Render(e), 0o644)
-			if kerr == nil {
-				s.note("baton: the entry baton composed is kept in %s", s.relPath(keep))
-			}
+	// The entry is kept beside the session's log before the ledger's lock
+	// is taken: a baton run holding it past the hook's time limit, or a
+	// ledger that cannot be written, loses nothing.
+	keep := filepath.Join(s.dir, pendingLedger)
+	kept := s.ensureDir() == nil && atomicfile.Write(keep, ledger.Render(e), 0o644) == nil
+	err = cerr
+	if err == nil {
+		err = ledger.Append(path, e)
+	}
+	if err != nil {
+		if kept {
+			s.note("baton: the entry baton composed is kept in %s", s.relPath(keep))
 		}
 		s.log(runlog.Event{Type: runlog.LedgerWritten, LedgerPath: s.o.Ledger, LedgerTime: e.Time,
 			Complete: runlog.Bool(false), Note: NoteComposed + ": not written: " + err.Error()}, reset)
 		return s.result(nil), err
+	}
+	if kept {
+		_ = os.Remove(keep)
 	}
 	reset.LedgerTime = e.Time
 	s.log(runlog.Event{Type: runlog.LedgerWritten, LedgerPath: s.o.Ledger, LedgerTime: e.Time,

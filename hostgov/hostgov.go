@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/workflow"
 )
 
@@ -171,9 +172,15 @@ func Handle(ctx context.Context, event string, stdin []byte, project string, o O
 	select {
 	case a := <-done:
 		s.index()
+		a.r.Notes = s.result(nil).Notes // the history's notes too
 		return a.r, a.err
 	case <-ctx.Done():
-		return Result{}, fmt.Errorf("%s hook gave up after its time limit (%v); the session goes on", event, context.Cause(ctx))
+		if event == EventPreCompact {
+			// The compaction goes on; its log says it had no entry.
+			s.log(runlog.Event{Type: runlog.Reset, Reason: cmpOr(p.Trigger, ReasonManual), Mode: "compact",
+				Note: "the hook gave up before a ledger entry was on disk"})
+		}
+		return s.result(nil), fmt.Errorf("%s hook gave up after its time limit (%v); the session goes on", event, context.Cause(ctx))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/baton-dev/baton/atomicfile"
@@ -32,8 +33,11 @@ type session struct {
 	project string // absolute
 	id      string // the host's session id, or a hash of it
 	dir     string // <project>/.baton/sessions/<id>
-	notes   []string
-	logged  bool
+	// mu guards notes and logged: a hook that gives up at its time limit
+	// reads them while its worker may still be writing.
+	mu     sync.Mutex
+	notes  []string
+	logged bool
 }
 
 var safeID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -70,9 +74,17 @@ func openSession(project string, p Payload, o Options) (*session, error) {
 
 func (s *session) now() time.Time { return s.o.Now().UTC() }
 
-func (s *session) note(format string, a ...any) { s.notes = append(s.notes, fmt.Sprintf(format, a...)) }
+func (s *session) note(format string, a ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, fmt.Sprintf(format, a...))
+}
 
-func (s *session) result(out []byte) Result { return Result{Output: out, Notes: s.notes} }
+func (s *session) result(out []byte) Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Result{Output: out, Notes: append([]string(nil), s.notes...)}
+}
 
 // ensureDir makes the session's folder, and .baton with its ignore file.
 func (s *session) ensureDir() error {
@@ -116,13 +128,18 @@ func (s *session) log(events ...runlog.Event) {
 			return
 		}
 	}
+	s.mu.Lock()
 	s.logged = true
+	s.mu.Unlock()
 }
 
 // index puts the session's row in the run history, when anything was
 // logged.
 func (s *session) index() {
-	if !s.logged || s.o.NoHistory {
+	s.mu.Lock()
+	logged := s.logged
+	s.mu.Unlock()
+	if !logged || s.o.NoHistory {
 		return
 	}
 	db, err := history.Open(s.o.HistoryHome)

@@ -148,7 +148,9 @@ func ReadTranscript(path string, limit int64) (*Transcript, error) {
 			break
 		}
 	}
-	t.CountedTokens = tokens.Count(since.String())
+	if t.UsageTokens == 0 {
+		t.CountedTokens = countBounded(since.String())
+	}
 	return t, nil
 }
 
@@ -296,4 +298,16 @@ func skipLine(br *bufio.Reader) (int, error) {
 		}
 		return n, err
 	}
+}
+
+// maxCounted bounds the text counted exactly; past it the count of its
+// first part is scaled to the whole, since a hook has seconds.
+const maxCounted = 1 << 20
+
+func countBounded(s string) int {
+	if len(s) <= maxCounted {
+		return tokens.Count(s)
+	}
+	head := s[:maxCounted]
+	return int(float64(tokens.Count(head)) * float64(len(s)) / float64(len(head)))
 }

@@ -357,4 +357,3 @@ func checkCompactions(t *testing.T, fake *claudeFake, want int) {
 	}
 	t.Errorf("compaction %d: no request followed it", want)
 }
-
