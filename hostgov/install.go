@@ -151,13 +151,35 @@ func quoteArg(s string) string {
 // baton installs: its program is baton (by name or path) and its first
 // argument hook or statusline.
 func isBatonCommand(cmd string) bool {
-	f := strings.Fields(cmd)
-	if len(f) < 2 || (f[1] != "hook" && f[1] != "statusline") {
+	prog, rest := splitProgram(cmd)
+	f := strings.Fields(rest)
+	if len(f) < 1 || (f[0] != "hook" && f[0] != "statusline") {
 		return false
 	}
-	prog := strings.Trim(f[0], `'"`)
-	base := strings.TrimSuffix(filepath.Base(prog), ".exe")
-	return base == "baton"
+	return strings.TrimSuffix(filepath.Base(prog), ".exe") == "baton"
+}
+
+// splitProgram splits a command line into its program, unquoted as
+// quoteArg quotes it, and the rest.
+func splitProgram(cmd string) (string, string) {
+	cmd = strings.TrimSpace(cmd)
+	if strings.HasPrefix(cmd, "'") {
+		var b strings.Builder
+		for i := 1; i < len(cmd); i++ {
+			switch {
+			case strings.HasPrefix(cmd[i:], `'\''`):
+				b.WriteByte('\'')
+				i += 3
+			case cmd[i] == '\'':
+				return b.String(), cmd[i+1:]
+			default:
+				b.WriteByte(cmd[i])
+			}
+		}
+		return b.String(), ""
+	}
+	prog, rest, _ := strings.Cut(cmd, " ")
+	return strings.Trim(prog, `"`), rest
 }
 
 // ReadSettings reads a settings file; a missing one reads as absent.
@@ -484,7 +506,7 @@ func (st *Installed) scan(data []byte) error {
 	}
 	note := func(cmd string) {
 		if st.Command == "" {
-			st.Command = strings.Trim(strings.Fields(cmd)[0], `'"`)
+			st.Command, _ = splitProgram(cmd)
 			_, err := exec.LookPath(st.Command)
 			st.OnPath = err == nil
 		}

@@ -225,6 +225,9 @@ func (s *session) measure() measure {
 		model = m.t.Model
 	}
 	m.window, _ = tokens.Window(model, s.o.Window)
+	if s.o.Window == 0 && m.t != nil && m.t.Window > 0 {
+		m.window = m.t.Window // the host's own figure
+	}
 	m.threshold = int(s.o.Threshold * float64(m.window))
 	return m
 }

@@ -49,8 +49,13 @@ func StatusLine(stdin []byte, project string, o Options) (string, error) {
 		}
 	}
 	if used < 0 && in.TranscriptPath != "" {
-		if t, err := ReadTranscript(in.TranscriptPath, 0); err == nil && window > 0 {
-			used = float64(t.ContextTokens()) / float64(window)
+		if t, err := ReadTranscript(in.TranscriptPath, 0); err == nil {
+			if in.Model.ID == "" && t.Model != "" {
+				window, _ = tokens.Window(t.Model, o.Window)
+			}
+			if window > 0 {
+				used = float64(t.ContextTokens()) / float64(window)
+			}
 		}
 	}
 	line := "baton ctx ?"

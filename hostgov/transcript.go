@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -53,6 +54,9 @@ type Transcript struct {
 	Started     time.Time
 	// Compactions counts the compaction boundaries read.
 	Compactions int
+	// Window is the host's own figure for the model's window, where the
+	// transcript gives one (Codex's token counts do).
+	Window int
 }
 
 // Line is a piece of text and the transcript line it came from (1-based
@@ -86,7 +90,9 @@ type transcriptLine struct {
 	IsMeta    bool      `json:"isMeta"`
 	Summary   bool      `json:"isCompactSummary"`
 	Sidechain bool      `json:"isSidechain"`
-	Message   *struct {
+	// Payload is a Codex rollout line's body.
+	Payload json.RawMessage `json:"payload"`
+	Message *struct {
 		Role    string          `json:"role"`
 		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"`
@@ -161,6 +167,10 @@ func (t *Transcript) add(raw []byte, n int, since *strings.Builder) {
 	}
 	if !l.Timestamp.IsZero() && t.Started.IsZero() {
 		t.Started = l.Timestamp
+	}
+	if len(l.Payload) > 0 || l.Type == "compacted" {
+		t.addCodex(l, n, since)
+		return
 	}
 	if l.Type == "system" && l.Subtype == "compact_boundary" {
 		t.LastCompact, t.Compactions = l.Timestamp, t.Compactions+1
@@ -310,4 +320,74 @@ func countBounded(s string) int {
 	}
 	head := s[:maxCounted]
 	return int(float64(tokens.Count(head)) * float64(len(s)) / float64(len(head)))
+}
+
+// codexPayload is the part of a Codex rollout line's payload baton reads.
+type codexPayload struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Model   string `json:"model"`
+	Name    string `json:"name"`
+	Input   string `json:"input"`
+	Args    string `json:"arguments"`
+	Info    *struct {
+		Last struct {
+			Input int `json:"input_tokens"`
+		} `json:"last_token_usage"`
+		Window int `json:"model_context_window"`
+	} `json:"info"`
+}
+
+// patchFile finds the files an apply_patch call adds or changes.
+var patchFile = regexp.MustCompile(`(?m)^\*\*\* (?:Add|Update) File: (.+)$`)
+
+// addCodex reads one line of a Codex rollout: its token counts, the
+// user's messages, the files apply_patch wrote, and compactions.
+func (t *Transcript) addCodex(l transcriptLine, n int, since *strings.Builder) {
+	if l.Type == "compacted" {
+		t.LastCompact, t.Compactions = l.Timestamp, t.Compactions+1
+		t.UsageTokens = 0
+		since.Reset()
+		return
+	}
+	var p codexPayload
+	if json.Unmarshal(l.Payload, &p) != nil {
+		return
+	}
+	switch {
+	case l.Type == "turn_context" && p.Model != "":
+		t.Model = p.Model
+	case l.Type == "event_msg" && p.Type == "token_count" && p.Info != nil:
+		t.UsageTokens = p.Info.Last.Input
+		if p.Info.Window > 0 {
+			t.Window = p.Info.Window
+		}
+	case l.Type == "event_msg" && p.Type == "user_message" && strings.TrimSpace(p.Message) != "":
+		t.Requests = append(t.Requests, Line{Text: p.Message, Line: n})
+		since.WriteString(p.Message)
+	case l.Type == "event_msg" && p.Type == "agent_message" && strings.TrimSpace(p.Message) != "":
+		t.LastSummary = Line{Text: p.Message, Line: n}
+		since.WriteString(p.Message)
+	case l.Type == "response_item" && p.Name == "apply_patch":
+		since.WriteString(p.Input + p.Args)
+		for _, m := range patchFile.FindAllStringSubmatch(p.Input+"\n"+unquoteArgs(p.Args), -1) {
+			t.toolUse(block{Type: "tool_use", Name: "Write", Input: mustJSON(map[string]string{"file_path": strings.TrimSpace(m[1])})}, n)
+		}
+	}
+}
+
+// unquoteArgs reads apply_patch's JSON arguments ({"input": "..."}).
+func unquoteArgs(args string) string {
+	var a struct {
+		Input string `json:"input"`
+	}
+	if json.Unmarshal([]byte(args), &a) == nil {
+		return a.Input
+	}
+	return args
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
