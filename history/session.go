@@ -19,9 +19,9 @@ func isSessionsFolder(p string) bool {
 
 // FromSessionDir makes the row of a host session from its folder: the
 // title names the host and counts what the hooks saw (compactions, ledger
-// entries, threshold crossings, oversized returns); its status is
-// "unfinished" while a compaction went without a complete entry before it
-// is not recorded, "failed" when one is.
+// entries, threshold notices, oversized returns). Its status is "failed"
+// when a compaction was logged with no ledger entry before it, and
+// "unfinished" otherwise: baton sees no end of a host's session.
 func FromSessionDir(dir string) (Run, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
