@@ -153,10 +153,9 @@ func lastUser(r llmtest.RecordedRequest) string {
 
 // claudeSession runs the real CLI headless in project against the fake.
 type claudeSession struct {
-	t                           *testing.T
-	claude, project, home, path string
-	url                         string
-	env                         []string
+	t                     *testing.T
+	claude, project, home string
+	env                   []string
 }
 
 func (c *claudeSession) run(args ...string) map[string]any {
@@ -212,14 +211,10 @@ const userSettings = `{
 }
 `
 
-// TestHooksClaudeCode runs the real Claude Code CLI, with baton's hooks
-// installed in a project that has hooks of its own, through a write, a
-// turn past the threshold, a manual /compact and an automatic compaction,
-// then uninstalls.
-func TestHooksClaudeCode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds baton and runs Claude Code")
-	}
+// claudeProject builds baton, makes a project whose settings have a hook
+// of the user's own, starts the fake and installs baton's hooks.
+func claudeProject(t *testing.T) (*claudeSession, *claudeFake, string) {
+	t.Helper()
 	claude := claudeBinary(t)
 	bin := buildBaton(t)
 	project, home := t.TempDir(), t.TempDir()
@@ -241,7 +236,20 @@ func TestHooksClaudeCode(t *testing.T) {
 	if st := runBatonCLI(t, bin, project, env, "hooks", "status"); !strings.Contains(st, "claude-code project: installed") || !strings.Contains(st, "(on PATH)") {
 		t.Fatalf("hooks status after install:\n%s", st)
 	}
-	c := &claudeSession{t: t, claude: claude, project: project, home: home, env: env}
+	return &claudeSession{t: t, claude: claude, project: project, home: home, env: env}, fake, bin
+}
+
+// TestHooksClaudeCode runs the real Claude Code CLI, with baton's hooks
+// installed in a project that has hooks of its own, through a write, a
+// turn past the threshold, a manual /compact and an automatic compaction,
+// then uninstalls.
+func TestHooksClaudeCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds baton and runs Claude Code")
+	}
+	c, fake, bin := claudeProject(t)
+	project, env := c.project, c.env
+	settings := filepath.Join(project, ".claude", "settings.json")
 
 	// A session that writes a file.
 	res := c.run("-p", "please WRITEFILE")
