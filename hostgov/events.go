@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/baton-dev/baton/atomicfile"
@@ -168,6 +169,11 @@ func (s *session) sessionStart() (Result, error) {
 // threshold tells the agent, once a turn, that the context is past the
 // threshold; a turn after the first still past it is a miss.
 func (s *session) threshold(event string) (Result, error) {
+	r, err := s.thresholdLine(event)
+	return s.withPending(event, r), err
+}
+
+func (s *session) thresholdLine(event string) (Result, error) {
 	m := s.measure()
 	if m.context == 0 || m.context < m.threshold {
 		return s.result(nil), nil
@@ -225,11 +231,45 @@ func (s *session) taskReturn() (Result, bool) {
 	}
 	name := "task-" + SessionID(cmpOr(s.p.ToolUseID, fmt.Sprint(s.now().UnixNano()))) + ".md"
 	where := s.spill(name, text)
-	line := fmt.Sprintf("baton: the sub-agent returned %d tokens, over its contract of %d. Do not work from the whole return: ask the sub-agent for a condensed summary of at most %d tokens.", n, s.o.ContractTokens, s.o.ContractTokens)
+	line := s.oversizeLine("the sub-agent", n, where)
+	// SubagentStop queued the same news; it is given here.
+	if err := s.withState(func(x *sessionState) { x.Pending = nil }); err != nil {
+		s.note("baton: session state: %v", err)
+	}
+	return s.result(additional(EventPostToolUse, line)), true
+}
+
+func (s *session) oversizeLine(who string, n int, where string) string {
+	line := fmt.Sprintf("baton: %s returned %d tokens, over its contract of %d. Do not work from the whole return: ask the sub-agent for a condensed summary of at most %d tokens.", who, n, s.o.ContractTokens, s.o.ContractTokens)
 	if where != "" {
 		line += " The full return is kept in " + where + "."
 	}
-	return s.result(additional(EventPostToolUse, line)), true
+	return line
+}
+
+// withPending adds the lines queued for the agent to an answer of event,
+// and empties the queue.
+func (s *session) withPending(event string, r Result) Result {
+	if _, err := os.Stat(filepath.Join(s.dir, "state.json")); err != nil {
+		return r // nothing was ever queued
+	}
+	var pending []string
+	if err := s.withState(func(x *sessionState) { pending, x.Pending = x.Pending, nil }); err != nil || len(pending) == 0 {
+		return r
+	}
+	text := strings.Join(pending, "\n")
+	if len(r.Output) > 0 {
+		var out struct {
+			H struct {
+				Context string `json:"additionalContext"`
+			} `json:"hookSpecificOutput"`
+		}
+		if json.Unmarshal(r.Output, &out) == nil && out.H.Context != "" {
+			text = out.H.Context + "\n" + text
+		}
+	}
+	r.Output = additional(event, text)
+	return r
 }
 
 // subagentStop records a sub-agent's return over its contract and keeps
@@ -243,6 +283,10 @@ func (s *session) subagentStop() (Result, error) {
 	where := s.spill("subagent-"+SessionID(cmpOr(s.p.AgentID, fmt.Sprint(s.now().UnixNano())))+".md", text)
 	s.log(runlog.Event{Type: runlog.SubagentReturn, Tokens: n, ContractTokens: s.o.ContractTokens,
 		Action: runlog.ActionReRequested, SpillPath: where, Note: cmpOr(s.p.AgentType, "sub-agent") + " " + s.p.AgentID})
+	line := s.oversizeLine("the sub-agent "+s.p.AgentID, n, where)
+	if err := s.withState(func(x *sessionState) { x.Pending = append(x.Pending, line) }); err != nil {
+		s.note("baton: session state: %v", err)
+	}
 	return s.result(nil), nil
 }
 

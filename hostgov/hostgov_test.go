@@ -308,6 +308,20 @@ func TestOversizeSubagentReturn(t *testing.T) {
 	}
 }
 
+func TestBackgroundSubagentReturnIsToldOnTheNextHook(t *testing.T) {
+	project := t.TempDir()
+	big := strings.Repeat("A finding reported in full by a background agent. ", 400)
+	handle(t, EventSubagentStop, payload(EventSubagentStop, "s13", "", map[string]any{"agent_id": "bg1", "agent_type": "general-purpose", "last_assistant_message": big}), project, opts())
+	low := transcript(t, userLine("go", t0), assistantLine(t0, 1000, textBlock("ok")))
+	r := handle(t, EventPostToolUse, payload(EventPostToolUse, "s13", low, map[string]any{"tool_name": "Read"}), project, opts())
+	if line := additionalContext(t, r, EventPostToolUse); !strings.Contains(line, "the sub-agent bg1 returned") || !strings.Contains(line, "condensed summary") {
+		t.Errorf("next hook after a background return: %s", line)
+	}
+	if r := handle(t, EventUserPromptSubmit, payload(EventUserPromptSubmit, "s13", low, nil), project, opts()); r.Output != nil {
+		t.Errorf("the notice was given twice: %s", r.Output)
+	}
+}
+
 func TestHookBadInput(t *testing.T) {
 	project := t.TempDir()
 	for _, in := range []string{"", "not json", `{"hook_event_name":"PreCompact"}`, `[1,2]`} {

@@ -1,6 +1,7 @@
 package hostgov
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -164,7 +165,11 @@ type sessionState struct {
 	Announced string `json:"announced,omitempty"`
 	// LastReset is the time of the last compaction or clear baton saw.
 	LastReset time.Time `json:"last_reset,omitzero"`
-	Started   time.Time `json:"started,omitzero"`
+	// Pending are lines for the agent that no hook could give it when
+	// they arose (a sub-agent that ran in the background ends with no
+	// hook of the parent's); the next hook that can add context does.
+	Pending []string  `json:"pending,omitempty"`
+	Started time.Time `json:"started,omitzero"`
 }
 
 // withState runs f on the session's state under its lock and saves what f
@@ -180,8 +185,9 @@ func (s *session) withState(f func(*sessionState)) error {
 	}
 	defer unlock()
 	var st sessionState
-	if data, err := os.ReadFile(path); err == nil {
-		_ = json.Unmarshal(data, &st) // a damaged state starts afresh
+	old, err := os.ReadFile(path)
+	if err == nil {
+		_ = json.Unmarshal(old, &st) // a damaged state starts afresh
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("session %s: %w", s.id, err)
 	}
@@ -190,6 +196,9 @@ func (s *session) withState(f func(*sessionState)) error {
 	}
 	f(&st)
 	data, _ := json.Marshal(st)
+	if bytes.Equal(data, old) {
+		return nil
+	}
 	return atomicfile.Write(path, data, 0o644)
 }
 

@@ -45,6 +45,12 @@ func claudeBinary(t *testing.T) string {
 // summarising turn must not call tools.
 const compactionCue = "Respond with TEXT ONLY"
 
+// subagentCue marks the prompt of the sub-agent the fake has the session
+// start; bigReturn is what the sub-agent answers, well over 2,000 tokens.
+const subagentCue = "SUBAGENT-RESEARCH"
+
+var bigReturn = strings.Repeat("The sub-agent reports one more finding in full detail. ", 500)
+
 // claudeFake is the Anthropic-protocol server Claude Code talks to in the
 // test, and what it saw.
 type claudeFake struct {
@@ -92,6 +98,13 @@ func newClaudeFake(t *testing.T, project string) *claudeFake {
 		}
 		u := &llm.Usage{InputTokens: f.usage.Load(), OutputTokens: 10}
 		last := r.Messages[len(r.Messages)-1]
+		switch {
+		case strings.Contains(lastUser(r), subagentCue):
+			return llmtest.Reply{Text: bigReturn, Usage: u}
+		case strings.Contains(last.Content, "DELEGATE") && len(last.ToolResults) == 0:
+			in, _ := json.Marshal(map[string]any{"description": "research", "prompt": subagentCue + ": find everything", "subagent_type": "general-purpose", "run_in_background": false})
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("Agent", string(in))}, Usage: u}
+		}
 		if strings.Contains(text, "WRITEFILE") && len(last.ToolResults) == 0 && !strings.Contains(text, "notes written") {
 			in, _ := json.Marshal(map[string]string{"file_path": filepath.Join(project, "notes.txt"), "content": "the notes\n"})
 			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("Write", string(in))}, Usage: u}
@@ -364,4 +377,42 @@ func checkCompactions(t *testing.T, fake *claudeFake, want int) {
 		return
 	}
 	t.Errorf("compaction %d: no request followed it", want)
+}
+
+// TestHooksClaudeCodeSubagent has the real CLI start a sub-agent whose
+// return is over its contract: the return is kept whole under .baton, the
+// session log records it, and the parent's next request tells the agent
+// to ask for a condensed summary.
+func TestHooksClaudeCodeSubagent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds baton and runs Claude Code")
+	}
+	c, fake, _ := claudeProject(t)
+	res := c.run("-p", "please DELEGATE the research", "--allowedTools", "Agent")
+	id, _ := res["session_id"].(string)
+	var told bool
+	for _, r := range fake.requests() {
+		if strings.Contains(r.text, bigReturn[:200]) && strings.Contains(r.text, "ask the sub-agent for a condensed summary") {
+			told = true
+		}
+	}
+	if !told {
+		t.Errorf("no request after the sub-agent's return told the agent to ask for a condensed summary")
+	}
+	events, _, err := runlog.Read(filepath.Join(c.project, ".baton", hostgov.SessionsDir, id, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ret *runlog.Event
+	for i := range events {
+		if events[i].Type == runlog.SubagentReturn {
+			ret = &events[i]
+		}
+	}
+	if ret == nil || ret.Tokens <= hostgov.DefaultContractTokens || ret.SpillPath == "" {
+		t.Fatalf("session log has no oversized return: %+v", events)
+	}
+	if data, err := os.ReadFile(filepath.Join(c.project, ret.SpillPath)); err != nil || !strings.Contains(string(data), bigReturn[:200]) {
+		t.Errorf("the whole return is not kept in %s: %v", ret.SpillPath, err)
+	}
 }
