@@ -49,7 +49,7 @@ func (s *session) latestEntry(path string) (*ledger.Entry, error) {
 // composes from the transcript. Only --strict blocks, and only a manual
 // compaction: an automatic one happens because the window is full.
 func (s *session) preCompact() (Result, error) {
-	m := s.measure()
+	m := s.measure(true)
 	var err error
 	trigger := s.p.Trigger
 	if trigger != ReasonAuto {
@@ -174,7 +174,7 @@ func (s *session) threshold(event string) (Result, error) {
 }
 
 func (s *session) thresholdLine(event string) (Result, error) {
-	m := s.measure()
+	m := s.measure(false)
 	if m.context == 0 || m.context < m.threshold {
 		return s.result(nil), nil
 	}

@@ -149,3 +149,30 @@ func TestIsBatonCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestInstallUserScope(t *testing.T) {
+	t.Setenv("BATON_HOME", t.TempDir())
+	in := Install{Host: HostClaudeCode, Scope: ScopeUser, Project: t.TempDir(), Home: t.TempDir()}
+	path, _ := in.SettingsPath()
+	if path != filepath.Join(in.Home, ".claude", "settings.json") {
+		t.Fatalf("user settings at %s", path)
+	}
+	own := `{"statusLine": {"type": "command", "command": "my-status"}}`
+	writeFile(t, path, own)
+	if _, err := Apply(in); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "my-status") || strings.Contains(string(data), "baton statusline") {
+		t.Errorf("the user's status line must stay theirs:\n%s", data)
+	}
+	if entries, _ := os.ReadDir(in.Project); len(entries) != 0 {
+		t.Errorf("a user install wrote into the project: %v", entries)
+	}
+	if _, restored, err := Remove(in); err != nil || !restored {
+		t.Fatalf("uninstall: %v %v", restored, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != own {
+		t.Errorf("user settings not restored: %s", got)
+	}
+}

@@ -217,12 +217,26 @@ func (m measure) fraction() float64 {
 	return float64(m.context) / float64(m.window)
 }
 
-// measure reads the transcript; a missing or unreadable one leaves the
-// context unknown (0) and says why in a note.
-func (s *session) measure() measure {
+// quickRead is how much of a transcript a hook that only measures reads
+// first: the last usage is near the end, and such hooks run on every
+// tool call.
+const quickRead = 512 << 10
+
+// measure reads the transcript (its end, for a hook that only measures;
+// all that MaxTranscriptRead allows when full, or when the end has no
+// usage); a missing or unreadable one leaves the context unknown (0) and
+// says why in a note.
+func (s *session) measure(full bool) measure {
 	var m measure
 	if s.p.TranscriptPath != "" {
-		t, err := ReadTranscript(s.p.TranscriptPath, 0)
+		limit := int64(0)
+		if !full {
+			limit = quickRead
+		}
+		t, err := ReadTranscript(s.p.TranscriptPath, limit)
+		if err == nil && !full && t.Truncated && t.UsageTokens == 0 {
+			t, err = ReadTranscript(s.p.TranscriptPath, 0)
+		}
 		if err != nil {
 			s.note("baton: %v; the context is unknown", err)
 		} else {

@@ -49,7 +49,7 @@ func StatusLine(stdin []byte, project string, o Options) (string, error) {
 		}
 	}
 	if used < 0 && in.TranscriptPath != "" {
-		if t, err := ReadTranscript(in.TranscriptPath, 0); err == nil {
+		if t, err := ReadTranscript(in.TranscriptPath, quickRead); err == nil {
 			if in.Model.ID == "" && t.Model != "" {
 				window, _ = tokens.Window(t.Model, o.Window)
 			}
