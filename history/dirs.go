@@ -122,7 +122,7 @@ func (d *DB) Import(root string) (int, []string, error) {
 			return nil
 		}
 		switch {
-		case isRunsFolder(p):
+		case isRunsFolder(p), isSessionsFolder(p):
 			folders = append(folders, p)
 			return filepath.SkipDir
 		case p != abs && (e.Name() == ".git" || e.Name() == "node_modules"):
@@ -139,7 +139,7 @@ func (d *DB) Import(root string) (int, []string, error) {
 	total := 0
 	var problems []string
 	for _, f := range folders {
-		n, probs, err := d.importFolder(f, f != abs || isRunsFolder(f))
+		n, probs, err := d.importFolder(f, f != abs || isRunsFolder(f) || isSessionsFolder(f))
 		if err != nil {
 			return total, problems, err
 		}
@@ -189,7 +189,11 @@ func (d *DB) importFolder(dir string, strict bool) (int, []string, error) {
 			if _, err := os.Stat(filepath.Join(p, "events.jsonl")); err != nil {
 				continue
 			}
-			r, err := FromRunDir(p)
+			from := FromRunDir
+			if isSessionsFolder(dir) {
+				from = FromSessionDir
+			}
+			r, err := from(p)
 			if err != nil {
 				problems = append(problems, err.Error())
 				continue

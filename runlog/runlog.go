@@ -40,7 +40,9 @@
 //	threshold_crossed    projected_tokens, threshold_tokens, window_tokens
 //	miss_note            note, misses (the count of misses in a row in the phase)
 //	reset                reason ("threshold" | "boundary" |
-//	                     "forced_after_misses" | "hard_limit"), mode ("fresh" |
+//	                     "forced_after_misses" | "hard_limit"; for a host's
+//	                     compaction that baton's hooks logged, the host's
+//	                     trigger: "manual" | "auto"), mode ("fresh" |
 //	                     "compact"), ledger_time (the heading time of the ledger
 //	                     entry the new session was seeded from),
 //	                     context_tokens, window_tokens, context_fraction

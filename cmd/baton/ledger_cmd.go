@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-dev/baton/hostgov"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/runner"
@@ -39,8 +40,8 @@ discipline.`,
 }
 
 type ledgerLintOpts struct {
-	run, log, ledger, workspace string
-	skills                      []string
+	run, session, log, ledger, workspace string
+	skills                               []string
 }
 
 func newLedgerLintCmd() *cobra.Command {
@@ -63,7 +64,9 @@ func newLedgerLintCmd() *cobra.Command {
   reset-without-ledger      a reset with no complete ledger entry written before it
 
 --run ID reads <workspace>/.baton/runs/ID/events.jsonl and only that run's
-events; --log names a run log directly. The ledger is --ledger, or else the
+events; --session ID reads the log baton's hooks keep of a Claude Code or Codex
+session, <workspace>/.baton/sessions/ID/events.jsonl, where a compaction with
+no complete ledger entry before it is a reset-without-ledger; --log names a run log directly. The ledger is --ledger, or else the
 ledger_path of the run's run_start event (relative to the workspace). --skills
 takes a SKILL.md or a folder searched for SKILL.md files, and may be repeated.
 
@@ -76,6 +79,7 @@ found or a file cannot be read, 2 for a wrong command line.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.run, "run", "", "run id: read <workspace>/.baton/runs/ID/events.jsonl and only that run's events")
+	f.StringVar(&o.session, "session", "", "host session id: read <workspace>/.baton/sessions/ID/events.jsonl")
 	f.StringVar(&o.log, "log", "", "run log file (JSON Lines)")
 	f.StringVar(&o.ledger, "ledger", "", "ledger file (default: the run_start event's ledger_path)")
 	f.StringArrayVar(&o.skills, "skills", nil, "SKILL.md or folder of skills to check (repeatable)")
@@ -84,8 +88,17 @@ found or a file cannot be read, 2 for a wrong command line.`,
 }
 
 func runLedgerLint(stdout, stderr io.Writer, o ledgerLintOpts) error {
-	if o.run == "" && o.log == "" && o.ledger == "" && len(o.skills) == 0 {
-		return usageErrorf("ledger lint: nothing to check; give --run, --log, --ledger or --skills")
+	if o.run == "" && o.session == "" && o.log == "" && o.ledger == "" && len(o.skills) == 0 {
+		return usageErrorf("ledger lint: nothing to check; give --run, --session, --log, --ledger or --skills")
+	}
+	if o.session != "" {
+		if o.run != "" || o.log != "" {
+			return usageErrorf("ledger lint: give one of --run, --session and --log")
+		}
+		if hostgov.SessionID(o.session) != o.session {
+			return usageErrorf("ledger lint: --session %q is not a session id baton keeps (letters, digits, - and _)", o.session)
+		}
+		o.log = filepath.Join(o.workspace, ".baton", hostgov.SessionsDir, o.session, "events.jsonl")
 	}
 	if o.run != "" {
 		if err := runner.CheckRunID(o.run); err != nil {

@@ -63,7 +63,7 @@ type runsListFlags struct {
 func newRunsListCmd() *cobra.Command {
 	var f runsListFlags
 	cmd := &cobra.Command{
-		Use:   "list [--kind ask|run] [--status S,…] [--since WHEN] [--search TEXT] [--json]",
+		Use:   "list [--kind ask|run|session] [--status S,…] [--since WHEN] [--search TEXT] [--json]",
 		Short: "List runs, newest first",
 		Long: `list prints the runs of the history, newest first: id, kind, status, the
 task (ask) or workflow (run), model, input and output tokens, the input
@@ -84,7 +84,7 @@ one object per run, without the answers (baton runs show ID has them).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runsList(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kind, "kind", "", "only runs of this kind: ask or run")
+	fl.StringVar(&f.kind, "kind", "", "only runs of this kind: ask, run or session (a Claude Code or Codex session baton's hooks governed)")
 	fl.StringSliceVar(&f.statuses, "status", nil, "only runs with one of these statuses: "+strings.Join(knownStatuses, ", "))
 	fl.StringVar(&f.since, "since", "", "only runs started since WHEN: a duration back (7d, 36h), a date or an RFC 3339 time")
 	fl.StringVar(&f.search, "search", "", "only runs whose task, workflow, answer or skills hold every word of TEXT")
@@ -96,9 +96,9 @@ one object per run, without the answers (baton runs show ID has them).`,
 func runsList(cmd *cobra.Command, f runsListFlags) error {
 	filter := history.Filter{Kind: f.kind, Statuses: f.statuses, Search: f.search, Limit: f.limit}
 	switch f.kind {
-	case "", history.KindAsk, history.KindRun:
+	case "", history.KindAsk, history.KindRun, history.KindSession:
 	default:
-		return usageErrorf("--kind must be ask or run, not %q", f.kind)
+		return usageErrorf("--kind must be ask, run or session, not %q", f.kind)
 	}
 	for _, s := range f.statuses {
 		if !contains(knownStatuses, s) {
@@ -175,8 +175,11 @@ func newRunsShowCmd() *cobra.Command {
 func printRun(w io.Writer, r history.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	title := "task"
-	if r.Kind == history.KindRun {
+	switch r.Kind {
+	case history.KindRun:
 		title = "workflow"
+	case history.KindSession:
+		title = "session"
 	}
 	rows := [][2]string{
 		{"id", r.ID}, {"kind", r.Kind}, {"status", r.Status}, {title, oneLine(r.Title)},
@@ -319,6 +322,9 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // savedLine says what the run saved against its baselines: an ask's two,
 // a workflow run's modelled continuous session.
 func savedLine(r history.Run) string {
+	if r.Kind == history.KindSession {
+		return "- (a host's session: its model calls were the host's, not baton's)"
+	}
 	if r.Kind == history.KindRun {
 		if r.ContinuousSessionSavings == nil {
 			return "- (no paid model call with a known context to model a baseline from)"

@@ -350,7 +350,10 @@ func decode(rec *RecordedRequest, body []byte) error {
 				rec.Messages = append(rec.Messages, msg)
 			}
 		case "system", "developer":
-			if rec.Protocol == Anthropic {
+			// Anthropic takes a system message inside the conversation
+			// (Claude Code sends its environment notes so) but not as
+			// the opening message, nor a developer one.
+			if rec.Protocol == Anthropic && (m.Role != "system" || i == 0) {
 				return fmt.Errorf("llmtest: messages[%d].role: %q is not allowed; use the top-level system parameter", i, m.Role)
 			}
 			system = append(system, text)

@@ -280,6 +280,24 @@ func TestBadRequestsAreRejected(t *testing.T) {
 	}
 }
 
+// Claude Code sends its environment notes as a system message inside the
+// conversation; the fake takes it as part of the system prompt.
+func TestAnthropicSystemMessageInConversation(t *testing.T) {
+	s := NewServer(t, Always(Text("ok")))
+	body := `{"model":"m","max_tokens":5,"system":"top","messages":[{"role":"user","content":"hi"},{"role":"system","content":[{"type":"text","text":"# Environment"}]}]}`
+	if status, _, resp := post(t, s, "/v1/messages", body); status != 200 {
+		t.Fatalf("got %d %s", status, resp)
+	}
+	r := s.Requests()[0]
+	if r.System != "top\n# Environment" || len(r.Messages) != 1 || r.Messages[0].Content != "hi" {
+		t.Errorf("system %q, messages %+v", r.System, r.Messages)
+	}
+	dev := `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"},{"role":"developer","content":"x"}]}`
+	if status, _, _ := post(t, s, "/v1/messages", dev); status != 400 {
+		t.Errorf("a developer message on Anthropic: %d, want 400", status)
+	}
+}
+
 func TestRules(t *testing.T) {
 	s := NewServer(t,
 		Always(Text("planner")).WhenSystem("You plan"),
