@@ -82,6 +82,8 @@ type Document struct {
 	// vocab memoises usesWord: whether a word occurs in the document.
 	vocabMu sync.Mutex
 	vocab   map[string]bool
+
+	passageState
 }
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building
@@ -346,7 +348,7 @@ func (d *Document) LinesText(from, to int) string {
 func LinesOnly(src []byte) *Document {
 	s := string(src)
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	return &Document{text: s, src: b, lineStarts: lineStarts(b)}
+	return &Document{text: s, src: b, lineStarts: lineStarts(b), passageState: passageState{linesOnly: true}}
 }
 
 func (d *Document) lineBytes(src []byte, line int) []byte {
