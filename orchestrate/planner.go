@@ -9,6 +9,7 @@ import (
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/outline"
 	"github.com/baton-dev/baton/plan"
+	"github.com/baton-dev/baton/slice"
 )
 
 // Planner modes, the values of Config.Planner. The record's planner field
@@ -319,7 +320,18 @@ func (r *run) promptInput() plan.PromptInput {
 }
 
 func (r *run) retrievalPlan() *plan.Plan {
-	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: r.sectionTexts(), Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks})
+	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: r.sectionTexts(), Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks, Passages: passageTexts(r.doc)})
+}
+
+// passageTexts is the document's passage index as the retrieval planner
+// ranks it; the texts share the document's memory.
+func passageTexts(d *slice.Document) []plan.PassageText {
+	spans := d.PassageSpans()
+	out := make([]plan.PassageText, len(spans))
+	for i, s := range spans {
+		out[i] = plan.PassageText{ID: slice.PassageID(i + 1), Text: d.Text()[s[0]:s[1]]}
+	}
+	return out
 }
 
 // sectionTexts is every section of the context with its text, as the

@@ -240,7 +240,7 @@ func JSONSchema() map[string]any {
 						"context_pointers": map[string]any{
 							"type":                 "object",
 							"additionalProperties": false,
-							"required":             []any{"sections", "line_ranges"},
+							"required":             []any{"sections", "line_ranges", "passages"},
 							"properties": map[string]any{
 								"sections": map[string]any{
 									"type":        "array",
@@ -255,6 +255,11 @@ func JSONSchema() map[string]any {
 										"description": "[start, end]",
 										"items":       map[string]any{"type": "integer"},
 									},
+								},
+								"passages": map[string]any{
+									"type":        "array",
+									"description": `Passage ids copied from the outline ("p17") or runs of them ("p18-p20"), for text with no heading.`,
+									"items":       map[string]any{"type": "string"},
 								},
 							},
 						},

@@ -26,6 +26,11 @@ type RetrieveInput struct {
 	Sections    []SectionText
 	Skills      []SkillInfo
 	MaxSubtasks int // DefaultMaxSubtasks when zero or negative
+	// Passages is the document's passage index. When no section has a
+	// title (text without headings) the plan points at passages; with
+	// sections, a sub-question that matches no section gets passages
+	// rather than the whole document.
+	Passages []PassageText
 }
 
 // Tuning of the retrieval ranking. BM25's usual constants; a title word
@@ -60,7 +65,11 @@ func Retrieve(in RetrieveInput) *Plan {
 	if max <= 0 {
 		max = DefaultMaxSubtasks
 	}
+	if len(in.Passages) > 0 && !slices.ContainsFunc(in.Sections, func(s SectionText) bool { return strings.TrimSpace(s.Title) != "" }) {
+		return retrievePassages(in, max)
+	}
 	idx := newIndex(in.Sections)
+	var pix *passageIndex
 	pieces := SplitTask(in.Task, max)
 	var questions []string
 	var picks [][]int
@@ -95,6 +104,16 @@ func Retrieve(in RetrieveInput) *Plan {
 			p.Subtasks[len(p.Subtasks)-1].Scope = ScopeAll
 			notes = append(notes, fmt.Sprintf("subtask %d -> every part (it counts or lists across the document)", i+1))
 			continue
+		}
+		if len(picks[i]) == 0 && len(in.Passages) > 0 {
+			if pix == nil {
+				pix = newPassageIndex(in.Passages)
+			}
+			if pp := pix.pick(q); len(pp) > 0 {
+				pix.point(&p.Subtasks[len(p.Subtasks)-1].ContextPointers, pp)
+				notes = append(notes, fmt.Sprintf("subtask %d matched no section -> passages %s", i+1, strings.Join(p.Subtasks[len(p.Subtasks)-1].ContextPointers.Passages, ", ")))
+				continue
+			}
 		}
 		if len(picks[i]) == 0 {
 			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
@@ -570,6 +589,9 @@ func describePointers(ps Pointers) string {
 	}
 	for _, r := range ps.LineRanges {
 		q = append(q, fmt.Sprintf("lines %d-%d", r[0], r[1]))
+	}
+	for _, id := range ps.Passages {
+		q = append(q, "passage "+id)
 	}
 	return strings.Join(q, ", ")
 }

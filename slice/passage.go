@@ -66,7 +66,7 @@ func (d *Document) Passages() []Passage {
 		for i, s := range spans {
 			text := d.text[s[0]:s[1]]
 			d.passages[i] = Passage{
-				ID: passageID(i + 1), Start: s[0], End: s[1],
+				ID: PassageID(i + 1), Start: s[0], End: s[1],
 				Line: d.lineOf(s[0]), EndLine: d.lineOf(max(s[1]-1, s[0])),
 				Tokens: c.Count(text), Lead: lead(text),
 			}
@@ -75,7 +75,8 @@ func (d *Document) Passages() []Passage {
 	return append([]Passage(nil), d.passages...)
 }
 
-func passageID(n int) string { return "p" + strconv.Itoa(n) }
+// PassageID is the id of the n-th passage, counted from 1.
+func PassageID(n int) string { return "p" + strconv.Itoa(n) }
 
 // passageSpans cuts the document into the index's byte spans. A Document
 // made by LinesOnly knows no headings, so they are found here: the ids must
@@ -227,6 +228,11 @@ func (d *Document) matchPassage(ptr string) (Match, string, bool) {
 		Kind: KindPassage, Bytes: &[2]int{first[0], last[1]},
 	}, "", true
 }
+
+// PassageSpans is the byte span of each passage, Passages without the
+// token counts and leads (which cost a pass of the tokenizer): span i is
+// passage "p<i+1>". The slice is the document's own: do not change it.
+func (d *Document) PassageSpans() [][2]int { return d.passageIndex() }
 
 // passageIndex is the passages' spans without their token counts, which
 // Extract does not need.
