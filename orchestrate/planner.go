@@ -320,7 +320,9 @@ func (r *run) promptInput() plan.PromptInput {
 }
 
 func (r *run) retrievalPlan() *plan.Plan {
-	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: r.sectionTexts(), Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks, Passages: passageTexts(r.doc)})
+	in := RetrievalInput(r.doc, r.cfg.Task, r.cfg.MaxSubtasks)
+	in.Skills = r.skillInfos()
+	return plan.Retrieve(in)
 }
 
 // passageTexts is the document's passage index as the retrieval planner
@@ -336,10 +338,12 @@ func passageTexts(d *slice.Document) []plan.PassageText {
 
 // sectionTexts is every section of the context with its text, as the
 // retrieval planner ranks them.
-func (r *run) sectionTexts() []plan.SectionText {
+func (r *run) sectionTexts() []plan.SectionText { return sectionTexts(r.doc) }
+
+func sectionTexts(doc *slice.Document) []plan.SectionText {
 	sections := []plan.SectionText{}
-	for _, h := range r.doc.Outline() {
-		body := r.doc.LinesText(h.Line, h.EndLine) // shares the context: no copy per heading
+	for _, h := range doc.Outline() {
+		body := doc.LinesText(h.Line, h.EndLine) // shares the context: no copy per heading
 		sections = append(sections, plan.SectionText{Title: h.Title, Path: h.Path, Level: h.Level, Line: h.Line, EndLine: h.EndLine, Text: body})
 	}
 	return sections
