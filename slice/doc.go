@@ -59,6 +59,7 @@ type Heading struct {
 	// setext heading); Combine rewrites exactly these lines.
 	rawEnd int
 	setext bool
+	plain  bool // a plain-text heading (plaintext.go), not markdown
 	name   string      // the last part of UniquePath: the title with its ordinal, if any
 	keys   headingKeys // filled by Document.index on first Extract
 	anc    []int       // indexes of the enclosing headings, outermost first
@@ -175,6 +176,9 @@ func ParseString(s string) *Document {
 			rawEnd: rawEnd, setext: setext, anc: anc,
 		})
 		stack = append(stack, len(d.headings)-1)
+	}
+	if len(d.headings) == 0 {
+		d.headings = d.plainHeadings(parseSrc)
 	}
 	// A section runs to the line before the next heading of the same or
 	// higher level.
