@@ -309,7 +309,12 @@ func (r *run) promptInput() plan.PromptInput {
 	for _, h := range r.doc.Outline() {
 		outline = append(outline, plan.OutlineEntry{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: h.UniquePath})
 	}
+	var passages []plan.PassageText
+	if len(outline) == 0 {
+		passages = passageTexts(r.doc)
+	}
 	return plan.PromptInput{
+		Passages:      passages,
 		Task:          r.cfg.Task,
 		Outline:       outline,
 		Skills:        r.skillInfos(),

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -73,4 +74,37 @@ func TestRetrieveSplitsAComparison(t *testing.T) {
 	if want := [][]string{{"Per-Seat Plan"}, {"Usage-Based Plan"}}; !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("subtasks point at %v, want %v", got, want)
 	}
+}
+
+func FuzzSplitComparison(f *testing.F) {
+	for _, s := range []string{
+		"Compare the costs with the risks.",
+		"How does Acme compare to Globex?",
+		"What are the differences between X and Y?",
+		"cats vs dogs",
+		"compare  with ",
+		"\xff versus \xfe",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		c, ok := splitComparison(q)
+		if !ok {
+			return
+		}
+		if len(c.parts) != 2 || c.compared == "" {
+			t.Fatalf("split %q into %+v", q, c)
+		}
+		for k, p := range c.parts {
+			if len(terms(p)) == 0 || len(terms(c.query(k))) == 0 {
+				t.Fatalf("part %d of %q has no content word: %q", k, q, p)
+			}
+			if sub := c.question([]int{k}); !strings.Contains(sub, p) {
+				t.Fatalf("sub-question %d of %q does not name its part: %q", k, q, sub)
+			}
+		}
+		if c.question([]int{0, 1}) != c.compared {
+			t.Fatalf("the whole comparison of %q is %q", q, c.question([]int{0, 1}))
+		}
+	})
 }

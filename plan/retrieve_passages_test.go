@@ -67,3 +67,30 @@ func TestPassagePointersJoinRuns(t *testing.T) {
 		t.Fatalf("got %v, want %v", ps.Passages, want)
 	}
 }
+
+// The full planner sees a document with no headings passage by passage,
+// each after its id, and is told to point at passages.
+func TestPlannerPromptShowsPassages(t *testing.T) {
+	ps := runIn()
+	var doc strings.Builder
+	for _, p := range ps {
+		doc.WriteString(p.Text)
+	}
+	sys, user := PlannerPrompt(PromptInput{Task: "Where was he born?", Context: doc.String(), Passages: ps})
+	if !strings.Contains(sys, `"passages"`) || !strings.Contains(user, "point into it with passages") {
+		t.Fatalf("prompt does not offer passages:\n%s\n%s", sys, user)
+	}
+	for _, p := range ps {
+		if !strings.Contains(user, "["+p.ID+"] "+strings.TrimSpace(p.Text)+"\n") {
+			t.Errorf("passage %s is not marked in the prompt", p.ID)
+		}
+	}
+	if strings.Contains(user, "1| ") {
+		t.Errorf("lines are numbered as well as passages:\n%s", user)
+	}
+	// With headings the document goes as it is.
+	_, user = PlannerPrompt(PromptInput{Task: "x", Context: doc.String(), Passages: ps, Outline: []OutlineEntry{{Level: 1, Title: "A", Line: 1, EndLine: 1}}})
+	if strings.Contains(user, "[p1]") {
+		t.Error("a document with headings is shown as passages")
+	}
+}

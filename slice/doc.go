@@ -307,13 +307,6 @@ func (d *Document) lineOf(off int) int {
 	return sort.Search(len(d.lineStarts), func(i int) bool { return d.lineStarts[i] > off })
 }
 
-// span returns the bytes of lines from..to (1-indexed, inclusive), each with
-// its line terminator.
-func (d *Document) span(from, to int) []byte {
-	start, end := d.spanOffsets(from, to)
-	return d.src[start:end]
-}
-
 // spanOffsets returns the byte offsets of span(from, to).
 func (d *Document) spanOffsets(from, to int) (start, end int) {
 	start = d.lineStarts[from-1]
