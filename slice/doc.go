@@ -59,7 +59,7 @@ type Heading struct {
 	// setext heading); Combine rewrites exactly these lines.
 	rawEnd int
 	setext bool
-	plain  bool // a plain-text heading (plaintext.go), not markdown
+	plain  bool        // a plain-text heading (plaintext.go), not markdown
 	name   string      // the last part of UniquePath: the title with its ordinal, if any
 	keys   headingKeys // filled by Document.index on first Extract
 	anc    []int       // indexes of the enclosing headings, outermost first
