@@ -33,12 +33,16 @@ type Options struct {
 	Quick bool
 	// Only, when not empty, runs just the named benchmarks: "tokens",
 	// "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp",
-	// "distributed".
+	// "distributed", "loogle".
 	Only []string
 	// Baton, when set, is a baton binary that the distributed benchmark
 	// starts `baton worker` processes from (`baton bench` sets its own);
 	// without it that benchmark is skipped, and says so.
 	Baton string
+	// Loogle is the folder of LooGLE's test data (shortdep_qa.jsonl) for
+	// the long-document benchmark; without it that benchmark is skipped,
+	// and says so. The data is never part of baton.
+	Loogle string
 	// MaxDocs, when positive, uses only the first MaxDocs corpus documents
 	// (for tests of the command; a report is made from the whole corpus).
 	MaxDocs int
@@ -67,7 +71,7 @@ func (o Options) logf(format string, a ...any) {
 }
 
 // Names are the benchmarks Options.Only accepts, in run order.
-var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp", "distributed"}
+var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp", "distributed", "loogle"}
 
 // Report is everything one run measured.
 type Report struct {
@@ -150,6 +154,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("distributed fan-out: %w", err)
 		}
 		r.Sections = append(r.Sections, s)
+	}
+	if opts.want("loogle") {
+		opts.logf("long documents without headings (LooGLE)")
+		r.Sections = append(r.Sections, LoogleSection(opts.Loogle))
 	}
 	r.Elapsed = time.Since(r.Started)
 	return r, nil

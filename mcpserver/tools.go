@@ -45,6 +45,7 @@ type SliceIn struct {
 	Document   string   `json:"document" jsonschema:"path of a markdown or text file, relative to the server's root"`
 	Sections   []string `json:"sections,omitempty" jsonschema:"section pointers: a heading title or a unique path such as 'Globex > Pricing'"`
 	LineRanges [][2]int `json:"line_ranges,omitempty" jsonschema:"1-based inclusive line ranges, as [start, end] pairs"`
+	Passages   []string `json:"passages,omitempty" jsonschema:"passage ids as the outline lists them ('p17') or runs of them ('p18-p20'), for text with no headings"`
 }
 
 // SliceOut is the same contract as `baton slice --json`, plus Spilled: a
@@ -85,10 +86,10 @@ type CountOut struct {
 
 func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{Name: "outline", Annotations: reads,
-		Description: "The heading outline of one or more documents: each heading's unique path, its line range, its size in tokens and its first words. Read this instead of a whole document to decide which sections a step needs."},
+		Description: "The heading outline of one or more documents: each heading's unique path, its line range, its size in tokens and its first words; for a document with no headings, its passages (p1, p2, ...) with their lines, sizes and first words. Read this instead of a whole document to decide which sections or passages a step needs."},
 		s.outline)
 	addTool(s, &mcp.Tool{Name: "slice", Annotations: reads,
-		Description: "Cut sections (by heading title or unique path) and line ranges out of a document without a model call. Unmatched pointers are reported with the nearest headings; a title naming several sections is reported ambiguous; nothing matched falls back to the whole document and says so."},
+		Description: "Cut sections (by heading title or unique path), line ranges and passages (p17, p18-p20, as the outline lists them) out of a document without a model call. Unmatched pointers are reported with the nearest headings; a title naming several sections is reported ambiguous; nothing matched falls back to the whole document and says so."},
 		s.slice)
 	addTool(s, &mcp.Tool{Name: "count_tokens", Annotations: readOnly,
 		Description: "Count the tokens of texts or files with the model's tokenizer (o200k_base or cl100k_base), and give the model's known context window."},
@@ -173,7 +174,7 @@ func (s *Server) slice(_ context.Context, _ *mcp.CallToolRequest, in SliceIn) (*
 			return nil, SliceOut{}, fmt.Errorf("line range [%d, %d]: want 1 <= start <= end", r[0], r[1])
 		}
 	}
-	r := slice.ParseString(text).Extract(slice.Pointers{Sections: in.Sections, LineRanges: in.LineRanges})
+	r := slice.ParseString(text).Extract(slice.Pointers{Sections: in.Sections, LineRanges: in.LineRanges, Passages: in.Passages})
 	out := SliceOut{Text: r.Text, Tokens: tokens.Count(r.Text), Matched: r.Matched, Unmatched: r.Unmatched,
 		Misses: r.Misses, Fallback: r.Fallback, Warnings: r.Warnings}
 	if out.Matched == nil {

@@ -59,11 +59,11 @@ func (r *run) cut(i int) *job {
 		// whole document.
 		cut = slice.Result{Fallback: true, Warnings: []string{"no pointers given; the whole document is used"}}
 	} else {
-		cut = r.doc.Extract(slice.Pointers{Sections: st.ContextPointers.Sections, LineRanges: st.ContextPointers.LineRanges})
+		cut = r.doc.Extract(slice.Pointers{Sections: st.ContextPointers.Sections, LineRanges: st.ContextPointers.LineRanges, Passages: st.ContextPointers.Passages})
 	}
 	info := &SliceInfo{Matched: []SliceMatch{}, Unmatched: append([]string{}, cut.Unmatched...), Misses: cut.Misses, Fallback: cut.Fallback}
 	for _, m := range cut.Matched {
-		info.Matched = append(info.Matched, SliceMatch{Pointer: m.Pointer, Heading: m.Heading, StartLine: m.StartLine, EndLine: m.EndLine})
+		info.Matched = append(info.Matched, SliceMatch{Pointer: m.Pointer, Heading: m.Heading, StartLine: m.StartLine, EndLine: m.EndLine, Bytes: m.Bytes})
 	}
 	for _, w := range cut.Warnings {
 		r.warnf("subtask %d: %s", i+1, w)

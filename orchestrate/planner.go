@@ -9,6 +9,7 @@ import (
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/outline"
 	"github.com/baton-dev/baton/plan"
+	"github.com/baton-dev/baton/slice"
 )
 
 // Planner modes, the values of Config.Planner. The record's planner field
@@ -319,7 +320,12 @@ func (r *run) promptInput() plan.PromptInput {
 	for _, h := range r.doc.Outline() {
 		outline = append(outline, plan.OutlineEntry{Level: h.Level, Title: h.Title, Line: h.Line, EndLine: h.EndLine, Path: h.UniquePath})
 	}
+	var passages []plan.PassageText
+	if len(outline) == 0 {
+		passages = passageTexts(r.doc)
+	}
 	return plan.PromptInput{
+		Passages:      passages,
 		Task:          r.cfg.Task,
 		Outline:       outline,
 		Skills:        r.skillInfos(),
@@ -330,15 +336,30 @@ func (r *run) promptInput() plan.PromptInput {
 }
 
 func (r *run) retrievalPlan() *plan.Plan {
-	return plan.Retrieve(plan.RetrieveInput{Task: r.cfg.Task, Sections: r.sectionTexts(), Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks})
+	in := RetrievalInput(r.doc, r.cfg.Task, r.cfg.MaxSubtasks)
+	in.Skills = r.skillInfos()
+	return plan.Retrieve(in)
+}
+
+// passageTexts is the document's passage index as the retrieval planner
+// ranks it; the texts share the document's memory.
+func passageTexts(d *slice.Document) []plan.PassageText {
+	spans := d.PassageSpans()
+	out := make([]plan.PassageText, len(spans))
+	for i, s := range spans {
+		out[i] = plan.PassageText{ID: slice.PassageID(i + 1), Text: d.Text()[s[0]:s[1]]}
+	}
+	return out
 }
 
 // sectionTexts is every section of the context with its text, as the
 // retrieval planner ranks them.
-func (r *run) sectionTexts() []plan.SectionText {
+func (r *run) sectionTexts() []plan.SectionText { return sectionTexts(r.doc) }
+
+func sectionTexts(doc *slice.Document) []plan.SectionText {
 	sections := []plan.SectionText{}
-	for _, h := range r.doc.Outline() {
-		body := r.doc.LinesText(h.Line, h.EndLine) // shares the context: no copy per heading
+	for _, h := range doc.Outline() {
+		body := doc.LinesText(h.Line, h.EndLine) // shares the context: no copy per heading
 		sections = append(sections, plan.SectionText{Title: h.Title, Path: h.Path, Level: h.Level, Line: h.Line, EndLine: h.EndLine, Text: body})
 	}
 	return sections

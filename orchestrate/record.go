@@ -203,6 +203,9 @@ type SliceMatch struct {
 	Heading   string `json:"heading,omitempty"`
 	StartLine int    `json:"start_line"`
 	EndLine   int    `json:"end_line"`
+	// Bytes is the byte range (end exclusive) a passage pointer selected;
+	// a passage may begin or end inside a line.
+	Bytes *[2]int `json:"bytes,omitempty"`
 }
 
 // PhaseUsage is provider-reported usage per phase, summed over calls.

@@ -83,7 +83,7 @@ func (r *run) remote(ctx context.Context, j *job, req *llm.Request) (*llm.Respon
 	}
 	in := SubagentInput{
 		Document: r.docHash, Whole: j.whole,
-		Pointers: slice.Pointers{Sections: j.st.ContextPointers.Sections, LineRanges: j.st.ContextPointers.LineRanges},
+		Pointers: slice.Pointers{Sections: j.st.ContextPointers.Sections, LineRanges: j.st.ContextPointers.LineRanges, Passages: j.st.ContextPointers.Passages},
 		Skill:    j.sk.Name, System: j.sk.Body, Instruction: j.instr,
 		Model: req.Model, Temperature: r.cfg.Temperature, MaxTokens: req.MaxTokens, Stream: req.Stream,
 		RequestHash: hash,
@@ -164,7 +164,7 @@ func BuildSubagentRequest(doc *slice.Document, in SubagentInput) *llm.Request {
 // sliceText is the text of a subtask's slice: the whole document, or what
 // its pointers extract (no pointers is the whole document too).
 func sliceText(doc *slice.Document, whole bool, p slice.Pointers) string {
-	if whole || (len(p.Sections) == 0 && len(p.LineRanges) == 0) {
+	if whole || (len(p.Sections) == 0 && len(p.LineRanges) == 0 && len(p.Passages) == 0) {
 		return doc.Text()
 	}
 	return doc.Extract(p).Text

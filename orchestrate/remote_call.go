@@ -95,7 +95,7 @@ func (r *run) refer(j *job, req *llm.Request, part string) (*TextRef, []llm.Mess
 	msgs := append([]llm.Message(nil), req.Messages...)
 	msgs[k].Content = strings.Replace(content, part, partMark, 1)
 	ref := &TextRef{Document: r.docHash, Whole: j.whole, Offset: off, Length: len(part), Message: k,
-		Pointers: slice.Pointers{Sections: j.st.ContextPointers.Sections, LineRanges: j.st.ContextPointers.LineRanges}}
+		Pointers: slice.Pointers{Sections: j.st.ContextPointers.Sections, LineRanges: j.st.ContextPointers.LineRanges, Passages: j.st.ContextPointers.Passages}}
 	return ref, msgs, true
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/baton-dev/baton/slice"
 )
 
 // Build outlines docs for a planner whose outline may take budget tokens (0
@@ -195,16 +197,37 @@ func (o *Outline) header() string {
 		if d.Preamble > 0 {
 			fmt.Fprintf(&b, "; text before the first heading: lines 1-%d", d.Preamble)
 		}
-		if d.Headings == 0 {
+		switch {
+		case d.Headings == 0 && len(d.Passages) > 0:
+			b.WriteString("; no headings: point into it with passages")
+		case d.Headings == 0:
 			b.WriteString("; point into it with line ranges")
 		}
 		b.WriteString("\n")
+		for _, p := range d.Passages {
+			b.WriteString(passageLine(p, o.Leads))
+		}
 	}
 	return b.String()
 }
 
 func (o *Outline) fixedPart(e Entry) string {
 	return o.Pointer(e) + " [lines " + strconv.Itoa(e.Line) + "-" + strconv.Itoa(e.EndLine) + ", " + strconv.Itoa(e.Tokens) + " tokens"
+}
+
+// passageLine is one passage of a document with no headings:
+//
+//	p17 [line 1, 420 tokens]: Early life. Picardo was born in …
+func passageLine(p slice.Passage, lead bool) string {
+	lines := "line " + strconv.Itoa(p.Line)
+	if p.EndLine != p.Line {
+		lines = "lines " + strconv.Itoa(p.Line) + "-" + strconv.Itoa(p.EndLine)
+	}
+	s := p.ID + " [" + lines + ", " + strconv.Itoa(p.Tokens) + " tokens]"
+	if lead && p.Lead != "" {
+		s += ": " + p.Lead
+	}
+	return s + "\n"
 }
 
 func hiddenPart(n int) string {

@@ -75,6 +75,10 @@ type DocumentInfo struct {
 	// there is none; such text has no path and is pointed at by lines.
 	Preamble int `json:"preamble_end_line,omitempty"`
 	Headings int `json:"headings"`
+	// Passages is the passage index of a document with no headings, the
+	// only structure a planner can point into there (slice.Document's
+	// Passages: the ids a slice pointer names); empty when it has headings.
+	Passages []slice.Passage `json:"passages,omitempty"`
 }
 
 // Outline is what Build returns: the entries that fit the budget, in

@@ -184,7 +184,7 @@ func TestMultipleDocuments(t *testing.T) {
 
 func TestNoHeadingsAndMissing(t *testing.T) {
 	o := build(t, "just\ntext\n", &byteCounter{}, 0)
-	if len(o.Entries) != 0 || !strings.Contains(o.Text(), "point into it with line ranges") || o.Documents[0].Tokens != 10 {
+	if len(o.Entries) != 0 || !strings.Contains(o.Text(), "point into it with passages") || !strings.Contains(o.Text(), "\np1 [lines 1-2, 10 tokens]: just text\n") || o.Documents[0].Tokens != 10 {
 		t.Errorf("outline of a document with no headings:\n%s%+v", o.Text(), o.Documents)
 	}
 	if _, err := Build([]Source{{Name: "x.md"}}, &byteCounter{}, 0); err == nil || !strings.Contains(err.Error(), `"x.md"`) {

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,10 +18,26 @@ type conjunction struct {
 	parts      []string
 	clauses    bool
 	end        string // the question's closing punctuation, "" if none
+	// compared is the whole question when it compares its parts ("compare
+	// X with Y"): each part's own question asks what the document says of
+	// it, for the comparison.
+	compared string
 }
 
 // question is the sub-question about the parts at idx, in order.
 func (c conjunction) question(idx []int) string {
+	if c.compared != "" {
+		if len(idx) != 1 {
+			return c.compared
+		}
+		var others []string
+		for k, p := range c.parts {
+			if k != idx[0] {
+				others = append(others, p)
+			}
+		}
+		return fmt.Sprintf("What does the document say about %s, for a comparison with %s?", c.parts[idx[0]], strings.Join(others, " and "))
+	}
 	if c.clauses {
 		if len(idx) == len(c.parts) {
 			return strings.Join(c.parts, " and ") + c.end
@@ -37,6 +55,16 @@ func (c conjunction) question(idx []int) string {
 		list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
 	}
 	return strings.TrimSpace(strings.Join(strings.Fields(c.head+" "+list+" "+c.tail), " ")) + c.end
+}
+
+// query is what part k is looked up by: its own question, or for a
+// comparison the part alone, since the other side's words would draw the
+// ranking to a section holding both.
+func (c conjunction) query(k int) string {
+	if c.compared != "" {
+		return c.parts[k]
+	}
+	return c.question([]int{k})
 }
 
 // Words after which a clause starts: "... and why did it fail?".
@@ -228,4 +256,39 @@ func wordSet(s string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// comparisons are the forms of a question that compares two things: the
+// parts are the submatches named a and b.
+var comparisons = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)^(?:please\s+)?(?:compare|contrast)\s+(?P<a>.+?)\s+(?:with|to|against|and|versus|vs\.?)\s+(?P<b>.+?)$`),
+	regexp.MustCompile(`(?i)^how\s+(?:does|do|did)\s+(?P<a>.+?)\s+compare\s+(?:with|to|against)\s+(?P<b>.+?)$`),
+	regexp.MustCompile(`(?i)^(?:what\s+(?:is|are|was|were)\s+)?(?:the\s+)?(?:main\s+)?differences?\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)$`),
+	regexp.MustCompile(`(?i)^(?P<a>[^,;:]+?)\s+(?:versus|vs\.?)\s+(?P<b>[^,;:]+?)$`),
+}
+
+// splitComparison reads q as a comparison of two things ("compare X with
+// Y", "how does X compare to Y", "differences between X and Y", "X versus
+// Y"), or reports false. Each part is at most twice maxPartWords words and
+// has a content word; Retrieve splits only when the parts find different
+// sections, so each sub-agent reads one side and the synthesis compares.
+func splitComparison(q string) (conjunction, bool) {
+	body := strings.TrimSpace(q)
+	trimmed := strings.TrimRight(body, "?.!")
+	end := body[len(trimmed):]
+	for _, re := range comparisons {
+		m := re.FindStringSubmatch(trimmed)
+		if m == nil {
+			continue
+		}
+		a := strings.TrimSpace(m[re.SubexpIndex("a")])
+		b := strings.TrimSpace(m[re.SubexpIndex("b")])
+		for _, p := range []string{a, b} {
+			if n := len(strings.Fields(p)); n == 0 || n > 2*maxPartWords || len(terms(p)) == 0 {
+				return conjunction{}, false
+			}
+		}
+		return conjunction{parts: []string{a, b}, end: end, compared: body}, true
+	}
+	return conjunction{}, false
 }

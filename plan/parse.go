@@ -302,6 +302,9 @@ func decodeSubtask(raw json.RawMessage, n int) (st Subtask, probs, warns []strin
 		ranges, rp := decodeRanges(lr, prefix)
 		st.ContextPointers.LineRanges = append(st.ContextPointers.LineRanges, ranges...)
 		probs = append(probs, rp...)
+		ids, pp := decodePassages(src["passages"], prefix)
+		st.ContextPointers.Passages = append(st.ContextPointers.Passages, ids...)
+		probs = append(probs, pp...)
 	}
 
 	switch {

@@ -73,12 +73,15 @@ func (s Subtask) IsSelf() bool {
 type Pointers struct {
 	Sections   []string `json:"sections"`
 	LineRanges [][2]int `json:"line_ranges"`
+	// Passages name entries of the document's passage index, for text
+	// with no usable heading: "p17", or "p18-p20" for a run of them.
+	Passages []string `json:"passages,omitempty"`
 }
 
 // IsEmpty reports whether the pointers select nothing, in which case the
 // assembler falls back to the whole document.
 func (p Pointers) IsEmpty() bool {
-	return len(p.Sections) == 0 && len(p.LineRanges) == 0
+	return len(p.Sections) == 0 && len(p.LineRanges) == 0 && len(p.Passages) == 0
 }
 
 // MarshalJSON writes empty lists as [] rather than null, because the schema
@@ -211,6 +214,11 @@ func (s Subtask) problems(n int, opts Options) []string {
 	for j, sec := range s.ContextPointers.Sections {
 		if strings.TrimSpace(sec) == "" {
 			add("section %d is empty", j+1)
+		}
+	}
+	for _, id := range s.ContextPointers.Passages {
+		if !passageRef.MatchString(id) {
+			add("passage %q is not a passage id; name passages as the outline does (p17) or a run of them (p18-p20)", id)
 		}
 	}
 	for _, r := range s.ContextPointers.LineRanges {

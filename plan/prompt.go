@@ -39,6 +39,11 @@ type PromptInput struct {
 	// Context is the full document. The planner reads it once so that it
 	// can answer lookups itself and point sub-agents at the right slices.
 	Context string
+	// Passages is the document's passage index, which must tile Context.
+	// A document with no headings is shown passage by passage, each after
+	// its id, since passages are then what a pointer can name (a long
+	// line has no line range worth citing).
+	Passages []PassageText
 }
 
 // PlannerPrompt returns the system and user messages of the planner call.
@@ -73,7 +78,8 @@ For each subtask choose one skill:
 For each delegated subtask give context pointers, the smallest set that holds everything the subtask needs:
 - "sections": heading titles copied exactly from the outline. Prefer these. A section includes its subsections, so name a subsection when it is enough. Where a title appears more than once, the outline gives its path in brackets: cite that path ("Globex > Pricing"), since the bare title would select nothing.
 - "line_ranges": [start, end] pairs, 1-indexed and inclusive, only for content that has no heading of its own.
-If a subtask truly needs the whole document, leave both lists empty.
+- "passages": for a document shown as passages because it has no headings, passage ids as the document marks them ("p17") or runs of them ("p18-p20").
+If a subtask truly needs the whole document, leave all three lists empty.
 
 Set "scope": "all" on a delegated subtask whose answer depends on every part of the document, so that no slice can hold it: counting ("how many times", "how many sections"), listing every instance of something, "which sections mention X", anything that must not miss a part. Its skill then runs over the whole document in parts and the partial answers are joined, so it works on documents of any size; its pointers are not used. Leave "scope" empty for everything else: a slice is cheaper whenever the answer sits in known sections.
 
@@ -102,9 +108,13 @@ Omit "answer" (or leave it empty) for delegated subtasks; "scope" is "all" or em
 func plannerUser(in PromptInput) string {
 	var b strings.Builder
 	b.WriteString("Outline (heading: lines):\n")
-	if len(in.Outline) == 0 {
+	byPassage := len(in.Outline) == 0 && len(in.Passages) > 0
+	switch {
+	case byPassage:
+		b.WriteString("(the document has no headings; it is shown as passages, each after its id in brackets such as [p1]; point into it with passages)\n")
+	case len(in.Outline) == 0:
 		b.WriteString("(the document has no headings; point into it with line ranges)\n")
-	} else {
+	default:
 		if first := in.Outline[0].Line; first > 1 && preambleHasText(in.Context, first) {
 			fmt.Fprintf(&b, "(text before the first heading: lines 1-%d)\n", first-1)
 		}
@@ -127,7 +137,10 @@ func plannerUser(in PromptInput) string {
 	}
 	fmt.Fprintf(&b, "\n<document lines=\"%d\">\n", lines)
 	doc := in.Context
-	if len(in.Outline) == 0 {
+	switch {
+	case byPassage:
+		doc = markPassages(in.Passages)
+	case len(in.Outline) == 0:
 		doc = numberLines(doc)
 	}
 	b.WriteString(doc)
@@ -137,6 +150,18 @@ func plannerUser(in PromptInput) string {
 	b.WriteString("</document>\n\nTask:\n")
 	b.WriteString(strings.TrimSpace(in.Task))
 	b.WriteString("\n\nReply with the JSON plan only.")
+	return b.String()
+}
+
+// markPassages writes each passage after its id in brackets, on a line of
+// its own.
+func markPassages(ps []PassageText) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("[" + p.ID + "] ")
+		b.WriteString(strings.TrimRight(p.Text, " \t\r\n"))
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 
@@ -240,7 +265,7 @@ func JSONSchema() map[string]any {
 						"context_pointers": map[string]any{
 							"type":                 "object",
 							"additionalProperties": false,
-							"required":             []any{"sections", "line_ranges"},
+							"required":             []any{"sections", "line_ranges", "passages"},
 							"properties": map[string]any{
 								"sections": map[string]any{
 									"type":        "array",
@@ -255,6 +280,11 @@ func JSONSchema() map[string]any {
 										"description": "[start, end]",
 										"items":       map[string]any{"type": "integer"},
 									},
+								},
+								"passages": map[string]any{
+									"type":        "array",
+									"description": `Passage ids copied from the outline ("p17") or runs of them ("p18-p20"), for text with no heading.`,
+									"items":       map[string]any{"type": "string"},
 								},
 							},
 						},

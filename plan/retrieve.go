@@ -26,6 +26,11 @@ type RetrieveInput struct {
 	Sections    []SectionText
 	Skills      []SkillInfo
 	MaxSubtasks int // DefaultMaxSubtasks when zero or negative
+	// Passages is the document's passage index. When no section has a
+	// title (text without headings) the plan points at passages; with
+	// sections, a sub-question that matches no section gets passages
+	// rather than the whole document.
+	Passages []PassageText
 }
 
 // Tuning of the retrieval ranking. BM25's usual constants; a title word
@@ -60,7 +65,11 @@ func Retrieve(in RetrieveInput) *Plan {
 	if max <= 0 {
 		max = DefaultMaxSubtasks
 	}
+	if len(in.Passages) > 0 && !slices.ContainsFunc(in.Sections, func(s SectionText) bool { return strings.TrimSpace(s.Title) != "" }) {
+		return retrievePassages(in, max)
+	}
 	idx := newIndex(in.Sections)
+	var pix *passageIndex
 	pieces := SplitTask(in.Task, max)
 	var questions []string
 	var picks [][]int
@@ -96,6 +105,16 @@ func Retrieve(in RetrieveInput) *Plan {
 			notes = append(notes, fmt.Sprintf("subtask %d -> every part (it counts or lists across the document)", i+1))
 			continue
 		}
+		if len(picks[i]) == 0 && len(in.Passages) > 0 {
+			if pix == nil {
+				pix = newPassageIndex(in.Passages)
+			}
+			if pp := pix.pick(q); len(pp) > 0 {
+				pix.point(&p.Subtasks[len(p.Subtasks)-1].ContextPointers, pp)
+				notes = append(notes, fmt.Sprintf("subtask %d matched no section -> passages %s", i+1, strings.Join(p.Subtasks[len(p.Subtasks)-1].ContextPointers.Passages, ", ")))
+				continue
+			}
+		}
 		if len(picks[i]) == 0 {
 			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
 		} else {
@@ -108,29 +127,63 @@ func Retrieve(in RetrieveInput) *Plan {
 }
 
 // splitByTopic splits a question about several things ("the risks and the
-// revenue") into one question per section they lead to, in at most room
-// questions, and returns each with its picked sections. Parts that lead to
-// the same best section stay together, so "pros and cons of X", or any
-// misreading of the sentence, costs nothing when the document answers it in
-// one place; and the question stays whole when any part alone finds nothing,
-// since it would then go to a sub-agent with the whole document.
+// revenue", "compare X with Y") into one question per section they lead to,
+// in at most room questions, and returns each with its picked sections.
+// Parts that lead to the same best section stay together, so "pros and cons
+// of X", or any misreading of the sentence, costs nothing when the document
+// answers it in one place; and the question stays whole when any part alone
+// finds nothing, since it would then go to a sub-agent with the whole
+// document.
+//
+// A section whose title names one part belongs to that part: another part
+// that reaches it only through its text ("revenue" in a risk that names the
+// revenue it threatens) takes its own next best section instead, so the
+// revenue is not dropped in favour of the risks.
 func (ix *index) splitByTopic(q string, room int) ([]string, [][]int) {
 	whole := func() ([]string, [][]int) { return []string{q}, [][]int{ix.pick(q)} }
 	c, ok := splitConjunction(q)
+	if !ok {
+		c, ok = splitComparison(q)
+	}
 	if !ok || room < 2 {
 		return whole()
 	}
-	var groups [][]int // part indexes, grouped by their best section
-	tops := map[int]int{}
+	picks := make([][]int, len(c.parts))
 	for k := range c.parts {
-		picked := ix.pick(c.question([]int{k}))
-		if len(picked) == 0 {
+		picks[k] = ix.pick(c.query(k))
+		if len(picks[k]) == 0 {
 			return whole()
 		}
-		g, seen := tops[picked[0]]
+	}
+	// Sections claimed by a part that names them in their title.
+	claimed := map[int]int{}
+	for k, p := range picks {
+		if ix.titleHas(p[0], c.parts[k]) {
+			if _, taken := claimed[p[0]]; !taken {
+				claimed[p[0]] = k
+			}
+		}
+	}
+	for k, p := range picks {
+		owner, ok := claimed[p[0]]
+		if !ok || owner == k || ix.titleHas(p[0], c.parts[k]) {
+			continue
+		}
+		avoid := map[int]bool{}
+		for j := range claimed {
+			avoid[j] = true
+		}
+		if alt := ix.pickAvoiding(c.query(k), avoid); len(alt) > 0 {
+			picks[k] = alt
+		}
+	}
+	var groups [][]int // part indexes, grouped by their best section
+	tops := map[int]int{}
+	for k, p := range picks {
+		g, seen := tops[p[0]]
 		if !seen {
 			g = len(groups)
-			tops[picked[0]] = g
+			tops[p[0]] = g
 			groups = append(groups, nil)
 		}
 		groups[g] = append(groups[g], k)
@@ -143,9 +196,25 @@ func (ix *index) splitByTopic(q string, room int) ([]string, [][]int) {
 	for _, g := range groups {
 		sub := c.question(g)
 		qs = append(qs, sub)
+		if len(g) == 1 {
+			ps = append(ps, picks[g[0]])
+			continue
+		}
 		ps = append(ps, ix.pick(sub))
 	}
 	return qs, ps
+}
+
+// titleHas reports whether a content word of part is a word of section j's
+// own title.
+func (ix *index) titleHas(j int, part string) bool {
+	title := terms(ix.secs[j].Title)
+	for _, t := range terms(part) {
+		if slices.Contains(title, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // skillCues maps cue word stems to the skill they suggest, in priority order.
@@ -302,7 +371,10 @@ func (ix *index) score(q []string, j int) float64 { return ix.bm.score(q, j) }
 func (ix *index) has(j int, t string) bool { return ix.bm.tf(t, j) > 0 }
 
 // pick returns the indexes of the sections to point at for question q.
-func (ix *index) pick(question string) []int {
+func (ix *index) pick(question string) []int { return ix.pickAvoiding(question, nil) }
+
+// pickAvoiding is pick with the sections in avoid left out.
+func (ix *index) pickAvoiding(question string, avoid map[int]bool) []int {
 	q := slices.Compact(sortedTerms(question))
 	type cand struct {
 		j     int
@@ -310,7 +382,7 @@ func (ix *index) pick(question string) []int {
 	}
 	var cands []cand
 	for _, j := range ix.bm.matching(q) {
-		if strings.TrimSpace(ix.secs[j].Title) == "" {
+		if strings.TrimSpace(ix.secs[j].Title) == "" || avoid[j] {
 			continue // a pointer names a section by its title
 		}
 		if s := ix.score(q, j); s >= scoreFloor {
@@ -346,7 +418,7 @@ func (ix *index) pick(question string) []int {
 		// for this question, in less text: it takes the parent's place
 		// and score. Done here, for the few sections that get picked,
 		// because it costs a pass over the index.
-		if d := ix.coveringDescendant(q, c.j); d >= 0 {
+		if d := ix.coveringDescendant(q, c.j, avoid); d >= 0 {
 			c.j = d
 		}
 		if slices.ContainsFunc(picked, func(p int) bool {
@@ -388,7 +460,7 @@ func (ix *index) mergeSiblings(q []string, picked []int) []int {
 // coveringDescendant returns the best-scoring section inside section a
 // that matches every query term a matches, at least one of them in its own
 // title or text, or -1.
-func (ix *index) coveringDescendant(q []string, a int) int {
+func (ix *index) coveringDescendant(q []string, a int, avoid map[int]bool) int {
 	want := 0
 	for _, t := range q {
 		if ix.has(a, t) {
@@ -397,7 +469,7 @@ func (ix *index) coveringDescendant(q []string, a int) int {
 	}
 	best, bestScore := -1, 0.0
 	for _, d := range ix.bm.matching(q) {
-		if d == a || strings.TrimSpace(ix.secs[d].Title) == "" || !ix.isAncestor(a, d) {
+		if d == a || avoid[d] || strings.TrimSpace(ix.secs[d].Title) == "" || !ix.isAncestor(a, d) {
 			continue
 		}
 		have, ownHit := 0, false
@@ -517,6 +589,9 @@ func describePointers(ps Pointers) string {
 	}
 	for _, r := range ps.LineRanges {
 		q = append(q, fmt.Sprintf("lines %d-%d", r[0], r[1]))
+	}
+	for _, id := range ps.Passages {
+		q = append(q, "passage "+id)
 	}
 	return strings.Join(q, ", ")
 }

@@ -88,6 +88,10 @@ func demote(src []byte) []byte {
 		lines[last-1] = append(bytes.Repeat([]byte("~"), fence), '\n')
 	}
 	for _, h := range d.headings {
+		if h.plain {
+			// Not markdown: the file's text stays as it is.
+			continue
+		}
 		if h.Level >= 6 && !h.setext {
 			continue
 		}

@@ -59,6 +59,7 @@ type Heading struct {
 	// setext heading); Combine rewrites exactly these lines.
 	rawEnd int
 	setext bool
+	plain  bool        // a plain-text heading (plaintext.go), not markdown
 	name   string      // the last part of UniquePath: the title with its ordinal, if any
 	keys   headingKeys // filled by Document.index on first Extract
 	anc    []int       // indexes of the enclosing headings, outermost first
@@ -82,6 +83,8 @@ type Document struct {
 	// vocab memoises usesWord: whether a word occurs in the document.
 	vocabMu sync.Mutex
 	vocab   map[string]bool
+
+	passageState
 }
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building
@@ -173,6 +176,9 @@ func ParseString(s string) *Document {
 			rawEnd: rawEnd, setext: setext, anc: anc,
 		})
 		stack = append(stack, len(d.headings)-1)
+	}
+	if len(d.headings) == 0 {
+		d.headings = d.plainHeadings(parseSrc)
 	}
 	// A section runs to the line before the next heading of the same or
 	// higher level.
@@ -301,13 +307,6 @@ func (d *Document) lineOf(off int) int {
 	return sort.Search(len(d.lineStarts), func(i int) bool { return d.lineStarts[i] > off })
 }
 
-// span returns the bytes of lines from..to (1-indexed, inclusive), each with
-// its line terminator.
-func (d *Document) span(from, to int) []byte {
-	start, end := d.spanOffsets(from, to)
-	return d.src[start:end]
-}
-
 // spanOffsets returns the byte offsets of span(from, to).
 func (d *Document) spanOffsets(from, to int) (start, end int) {
 	start = d.lineStarts[from-1]
@@ -346,7 +345,7 @@ func (d *Document) LinesText(from, to int) string {
 func LinesOnly(src []byte) *Document {
 	s := string(src)
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	return &Document{text: s, src: b, lineStarts: lineStarts(b)}
+	return &Document{text: s, src: b, lineStarts: lineStarts(b), passageState: passageState{linesOnly: true}}
 }
 
 func (d *Document) lineBytes(src []byte, line int) []byte {

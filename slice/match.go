@@ -15,6 +15,9 @@ import (
 type Pointers struct {
 	Sections   []string `json:"sections"`
 	LineRanges [][2]int `json:"line_ranges"` // 1-indexed, inclusive
+	// Passages name entries of the passage index: "p17", or "p18-p20"
+	// for a run of them (see Document.Passages).
+	Passages []string `json:"passages,omitempty"`
 }
 
 // Kind says how a pointer was matched, from most to least certain.
@@ -27,6 +30,7 @@ const (
 	KindPath       Kind = "path"       // "Parent > Child" naming a heading and its ancestors
 	KindFuzzy      Kind = "fuzzy"      // within the typo budget
 	KindLineRange  Kind = "line_range" // a line range, clamped to the document
+	KindPassage    Kind = "passage"    // a passage of the passage index, or a run of them
 )
 
 // Match is one pointer and the lines it selected.
@@ -36,6 +40,9 @@ type Match struct {
 	StartLine int    `json:"start_line"`
 	EndLine   int    `json:"end_line"`
 	Kind      Kind   `json:"kind"`
+	// Bytes is what a passage pointer selected, a byte range of the
+	// document (end exclusive): a passage may begin or end inside a line.
+	Bytes *[2]int `json:"bytes,omitempty"`
 }
 
 // Result is what Extract cut.
@@ -104,48 +111,71 @@ func (d *Document) Extract(p Pointers) Result {
 		}
 		r.Matched = append(r.Matched, Match{Pointer: name, StartLine: a, EndLine: b, Kind: KindLineRange})
 	}
+	for _, ptr := range p.Passages {
+		m, warn, ok := d.matchPassage(ptr)
+		if !ok {
+			r.Unmatched = append(r.Unmatched, ptr)
+			r.Misses = append(r.Misses, Miss{Pointer: ptr, Candidates: []string{}})
+			r.Warnings = append(r.Warnings, warn)
+			continue
+		}
+		r.Matched = append(r.Matched, m)
+	}
 	if len(r.Matched) == 0 {
 		r.Text = d.Text()
 		r.Fallback = true
-		if len(p.Sections)+len(p.LineRanges) == 0 {
+		if len(p.Sections)+len(p.LineRanges)+len(p.Passages) == 0 {
 			r.Warnings = append(r.Warnings, "no pointers given; the whole document is used")
 		} else {
 			r.Warnings = append(r.Warnings, "no pointer matched; the whole document is used")
 		}
 		return r
 	}
-	spans := mergeSpans(r.Matched)
-	if len(spans) == 1 {
-		// One run of lines is a part of the document's own text: no copy.
-		start, end := d.spanOffsets(spans[0][0], spans[0][1])
-		r.Text = d.text[start:end]
-		return r
-	}
-	var b strings.Builder
-	for _, s := range spans {
-		b.Write(d.span(s[0], s[1]))
-	}
-	r.Text = b.String()
+	r.Text = d.joinSpans(d.byteSpans(r.Matched))
 	return r
 }
 
-// mergeSpans orders the matched spans and joins overlapping or adjacent
-// ones, so a child section inside a matched parent adds nothing.
-func mergeSpans(ms []Match) [][2]int {
+// byteSpans orders the matched spans as byte ranges of the document and
+// joins overlapping or adjacent ones, so a child section inside a matched
+// parent adds nothing.
+func (d *Document) byteSpans(ms []Match) [][2]int {
 	spans := make([][2]int, len(ms))
 	for i, m := range ms {
-		spans[i] = [2]int{m.StartLine, m.EndLine}
+		if m.Bytes != nil {
+			spans[i] = *m.Bytes
+			continue
+		}
+		spans[i][0], spans[i][1] = d.spanOffsets(m.StartLine, m.EndLine)
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
 	out := spans[:0:0]
 	for _, s := range spans {
-		if k := len(out) - 1; k >= 0 && s[0] <= out[k][1]+1 {
+		if k := len(out) - 1; k >= 0 && s[0] <= out[k][1] {
 			out[k][1] = max(out[k][1], s[1])
 			continue
 		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// joinSpans is the text of the spans in order. One span is a part of the
+// document's own text: no copy. A span that ends inside a line (a passage)
+// is followed by a line break before the next, so two passages of a
+// one-line document do not run their words together.
+func (d *Document) joinSpans(spans [][2]int) string {
+	if len(spans) == 1 {
+		return d.text[spans[0][0]:spans[0][1]]
+	}
+	var b strings.Builder
+	for i, s := range spans {
+		t := d.text[s[0]:s[1]]
+		b.WriteString(t)
+		if i+1 < len(spans) && !strings.HasSuffix(t, "\n") && !strings.HasSuffix(t, "\r") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // matchSection runs the tiers in order; the first tier with any hit wins. A

@@ -20,9 +20,10 @@ func newBenchCmd() *cobra.Command {
 		out   string
 		only  []string
 		docs  int
+		loog  string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench [--quick] [--out FILE] [--only NAME]...",
+		Use:   "bench [--quick] [--out FILE] [--only NAME]... [--loogle DIR]",
 		Short: "Measure baton against the single call and the naive baseline on this machine and write BENCHMARKS.md",
 		Long: `bench runs baton's benchmarks against the wire-level fake provider on this
 machine: token efficiency over a corpus of real documents (against one call
@@ -32,7 +33,10 @@ and, when built in, the outline planner), pointer robustness, fan-out under
 latency and a tokens-per-minute limit, baton's own overhead, cost, and the
 fan-out through 1, 2 and 4 baton worker processes on the dbos engine (only
 when PostgreSQL's binaries are found; otherwise that section says it was
-skipped and why, and the rest runs). The fake
+skipped and why, and the rest runs), and the retrieval planner on long
+documents without headings: LooGLE's short-dependency QA set (not shipped with
+baton: --loogle DIR or BATON_LOOGLE names the folder holding its
+shortdep_qa.jsonl; without it that section says it was skipped). The fake
 answers only from what each request holds, so a missed slice shows as a wrong
 answer. No API key or network is needed.
 
@@ -78,12 +82,18 @@ tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.
 			if out != "" {
 				line = append(line, "--out "+out)
 			}
+			if loog == "" {
+				loog = os.Getenv(bench.LoogleEnv)
+			}
+			if loog != "" {
+				line = append(line, "--loogle DIR")
+			}
 			// The distributed benchmark starts baton worker processes
 			// of this very binary; without one it is skipped.
 			self, _ := os.Executable()
 			rep, err := bench.Run(cmd.Context(), bench.Options{
 				Quick: quick, Only: only, MaxDocs: docs, Command: strings.Join(line, " "), Progress: cmd.ErrOrStderr(),
-				Baton: self,
+				Baton: self, Loogle: loog,
 			})
 			if err != nil {
 				return withCode(exitError, fmt.Errorf("bench: %w", err))
@@ -110,6 +120,7 @@ tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.
 	fl.BoolVar(&quick, "quick", false, "smaller runs, no minute-long rate-limit run")
 	fl.StringVar(&out, "out", "", `file to write the report to ("-": none; default BENCHMARKS.md at the repository root)`)
 	fl.StringSliceVar(&only, "only", nil, "run only these benchmarks: "+strings.Join(bench.Names, ", "))
+	fl.StringVar(&loog, "loogle", "", "folder of LooGLE's test data (shortdep_qa.jsonl) for the long-document benchmark; default $"+bench.LoogleEnv)
 	fl.IntVar(&docs, "max-docs", 0, "use only the first N corpus documents (for tests)")
 	_ = fl.MarkHidden("max-docs")
 	return cmd

@@ -38,11 +38,13 @@ func newSliceCmd() *cobra.Command {
 		docs     []string
 		sections []string
 		lines    []string
+		passages []string
 		asJSON   bool
 		outline  bool
+		listPass bool
 	)
 	cmd := &cobra.Command{
-		Use:   "slice --doc FILE [--section TITLE]... [--lines A-B]...",
+		Use:   "slice --doc FILE [--section TITLE]... [--lines A-B]... [--passage ID]...",
 		Short: "Cut the sections or lines of a document that a subtask needs",
 		Long: `slice prints the part of a markdown document that --section and --lines
 name, exactly as baton hands it to a sub-agent. No model is called.
@@ -57,14 +59,22 @@ and a title that names several sections is reported as ambiguous, with their
 paths, and cuts none of them. Line ranges are 1-indexed and inclusive; a
 line ends at LF, CRLF or a lone CR.
 
+Every document also has a passage index: its text cut into passages of at
+most 2,000 bytes (about 400-500 tokens) at paragraph breaks, then sentence
+ends, each named p1, p2, ... A heading starts a passage, so none straddles two
+sections. --passage p17 (or a run, p18-p20) cuts passages, which works on a
+document with no headings and even on one long line; --passages lists them.
+
 If no pointer matches, or none is given, the whole document is printed and a
 warning goes to standard error. Use --outline to see the headings, their
 lines and their unique paths ("Globex > Pricing", "Notes (2)"), which any
---section may cite to name one section alone. With several --doc files, each becomes a top-level section named by
+--section may cite to name one section alone; for a document with no headings
+--outline lists its passages instead. With several --doc files, each becomes a top-level section named by
 its path, and line numbers refer to the combined text.`,
 		Example: `  baton slice --doc report.md --section "Results" --section "Methods > Sampling"
   baton slice --doc report.md --lines 40-80 --json
-  baton slice --doc report.md --outline`,
+  baton slice --doc report.md --outline
+  baton slice --doc transcript.txt --passage p17 --passage p18-p20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(docs) == 0 {
@@ -85,16 +95,19 @@ its path, and line numbers refer to the combined text.`,
 			// Line ranges alone need no markdown parse: the lines are
 			// indexed and cut, which is all a --lines request reads.
 			var d *slice.Document
-			if len(sections) == 0 && !outline {
+			if len(sections) == 0 && len(passages) == 0 && !outline && !listPass {
 				d = slice.LinesOnly(src)
 			} else {
 				d = parseMarkdown(src)
 			}
 			out := cmd.OutOrStdout()
+			if listPass || (outline && !asJSON && len(d.Outline()) == 0) {
+				return printPassages(out, d.Passages(), asJSON)
+			}
 			if outline {
 				return printOutline(out, d.Outline(), asJSON)
 			}
-			r := d.Extract(slice.Pointers{Sections: sections, LineRanges: ranges})
+			r := d.Extract(slice.Pointers{Sections: sections, LineRanges: ranges, Passages: passages})
 			// Every unmatched pointer has its warning among these.
 			for _, w := range r.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %s\n", w)
@@ -130,6 +143,8 @@ its path, and line numbers refer to the combined text.`,
 	f.StringArrayVar(&docs, "doc", nil, "markdown `FILE` to cut from (- for standard input); repeat to combine files")
 	f.StringArrayVar(&sections, "section", nil, "section `TITLE` to include; repeatable")
 	f.StringArrayVar(&lines, "lines", nil, "line range `A-B` to include (1-indexed, inclusive; a single number is one line); repeatable")
+	f.StringArrayVar(&passages, "passage", nil, "passage `ID` to include (p17, or a run such as p18-p20); repeatable")
+	f.BoolVar(&listPass, "passages", false, "print the document's passage index (id, bytes, lines, tokens, first words) instead of a slice")
 	f.BoolVar(&asJSON, "json", false, "print JSON with the text, its token count and what each pointer matched")
 	f.BoolVar(&outline, "outline", false, "print the document's headings with their line spans instead of a slice")
 	return cmd
@@ -215,6 +230,23 @@ func printOutline(w io.Writer, hs []slice.Heading, asJSON bool) error {
 			path = "  [" + h.UniquePath + "]"
 		}
 		if _, err := fmt.Fprintf(w, "%-*s  %s%s %s%s\n", 2*width+1, span, indent, strings.Repeat("#", h.Level), h.Title, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printPassages prints the passage index: one line a passage with its
+// lines, size and first words, or the slice.Passage objects as JSON.
+func printPassages(w io.Writer, ps []slice.Passage, asJSON bool) error {
+	if asJSON {
+		if ps == nil {
+			ps = []slice.Passage{}
+		}
+		return writeJSON(w, ps)
+	}
+	for _, p := range ps {
+		if _, err := fmt.Fprintf(w, "%s [lines %d-%d, bytes %d-%d, %d tokens]: %s\n", p.ID, p.Line, p.EndLine, p.Start, p.End, p.Tokens, p.Lead); err != nil {
 			return err
 		}
 	}
