@@ -258,6 +258,9 @@ func (r *run) ask(ctx context.Context) error {
 		return err
 	}
 	r.rec.Plan = p
+	if r.rec.Planner == PlannerDirect {
+		return r.timed(&d.Synthesis, func() error { return r.direct(ctx) })
+	}
 	for _, w := range p.Warnings {
 		r.warnf("plan: %s", w)
 	}

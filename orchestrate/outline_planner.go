@@ -138,8 +138,9 @@ func (v *outlineView) note() string {
 // outlineRequest builds the outline planner's request, its outline budgeted
 // so the request fits the planner model's window: the window less the
 // reply's max_tokens, less the margin, less the prompt's own tokens, less
-// room for the repair round.
-func (r *run) outlineRequest() (*outlineView, *llm.Request, int, error) {
+// room for the repair round. A positive limit caps the outline's budget
+// lower still: auto's share of the single call.
+func (r *run) outlineRequest(limit int) (*outlineView, *llm.Request, int, error) {
 	srcs, docs := r.outlineSources()
 	v := &outlineView{docs: docs, multi: len(docs) > 1}
 	note := v.note()
@@ -149,6 +150,9 @@ func (r *run) outlineRequest() (*outlineView, *llm.Request, int, error) {
 	w := r.window(r.cfg.PlannerModel)
 	budget := int(float64(w.Tokens-max(r.cfg.PlannerMax, 0))/(1+WindowMargin)) - fixed - outlineSlack
 	budget -= min(outlineRepairRoom, budget/4)
+	if limit > 0 {
+		budget = min(budget, limit-fixed)
+	}
 	var req *llm.Request
 	n := 0
 	for range 4 {

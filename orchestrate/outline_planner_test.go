@@ -237,8 +237,8 @@ func TestAskOutlineSelfAnswerBecomesALookup(t *testing.T) {
 }
 
 // auto runs the full planner while its request takes at most half of the
-// window left after the reply, and the outline planner past that, even
-// when the full request would still fit.
+// window left after the reply on a short context, and the outline planner,
+// by cost, on a larger one, even when the full request would still fit.
 func TestAskAutoPicksFullOrOutlineByTheShare(t *testing.T) {
 	const window = 20000
 	large := bigDoc(12, 400)
@@ -263,7 +263,11 @@ func TestAskAutoPicksFullOrOutlineByTheShare(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Ask: %v", err)
 			}
-			if rec.Planner != tc.want || !strings.Contains(rec.PlannerReason, "50% of the 20000-token window") {
+			named := "50% of the 20000-token window"
+			if tc.want == orchestrate.PlannerOutline {
+				named = fmt.Sprintf("single call %d tokens", rec.Accounting.SingleCallInputTokens)
+			}
+			if rec.Planner != tc.want || !strings.Contains(rec.PlannerReason, named) {
 				t.Errorf("planner %q, reason %q; want %q and the share named", rec.Planner, rec.PlannerReason, tc.want)
 			}
 			ps := plannerRequests(s)
