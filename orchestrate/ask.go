@@ -67,7 +67,13 @@ type Config struct {
 	SubagentMax  int // max output tokens of a sub-agent (its return bound)
 	PlannerMax   int
 	SynthesisMax int
-	Stream       bool
+	// MaxFallbackTokens bounds what the subtasks whose pointers all
+	// missed may send with the whole context in one ask: past it such a
+	// subtask fails with a one-line reason instead of sending the context
+	// again. 0 is the default, one single call's worth
+	// (single_call_input_tokens); negative is no ceiling.
+	MaxFallbackTokens int
+	Stream            bool
 	// Window, when > 0, is the context window in tokens of every model of
 	// the run, in place of the one tokens.Window knows (--window).
 	Window int
@@ -223,6 +229,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	r.acct.Counter = string(cfg.Counter.Encoding())
 	r.acct.ContextTokens = r.contextCounted().Tokens()
 	r.singleCall()
+	r.acct.FallbackCeiling = r.fallbackCeiling()
 	err := r.ask(ctx)
 	r.acct.finish()
 	r.acct.Calibration = r.calib.Summary()

@@ -231,6 +231,32 @@ func (v *outlineView) resolve(pointer string) (first, last int, ok bool) {
 	return 0, 0, false
 }
 
+// resolveTitle is resolve, and else a title or the end of a path that
+// names exactly one section at any depth, collapsed or not: a planner that
+// saw only the top of a collapsed outline can still name a deeper section
+// it knows of by its title. When the pointer names several sections, or
+// none, candidates are their paths.
+func (v *outlineView) resolveTitle(pointer string) (first, last int, candidates []string, ok bool) {
+	if first, last, ok := v.resolve(pointer); ok {
+		return first, last, nil, true
+	}
+	es := v.o.Match(pointer)
+	if len(es) == 1 {
+		first, last, ok := v.lines(es[0])
+		return first, last, nil, ok
+	}
+	for _, e := range es {
+		candidates = append(candidates, v.o.Pointer(e))
+	}
+	return 0, 0, candidates, false
+}
+
+// lookup is resolveTitle as plan.PathsToLines takes it.
+func (v *outlineView) lookup(pointer string) (int, int, bool) {
+	first, last, _, ok := v.resolveTitle(pointer)
+	return first, last, ok
+}
+
 func (v *outlineView) lines(e outline.Entry) (int, int, bool) {
 	for _, d := range v.docs {
 		if d.name == e.Document {
@@ -268,7 +294,10 @@ func (r *run) outlinePlan(ctx context.Context, c plannerChoice) (*plan.Plan, err
 				st.ContextPointers.LineRanges = nil
 			}
 		}
-		return plan.CheckOutlinePlan(p, func(path string) bool { _, _, ok := v.resolve(path); return ok })
+		return plan.CheckOutlinePointers(p, func(path string) ([]string, bool) {
+			_, _, cands, ok := v.resolveTitle(path)
+			return cands, ok
+		})
 	}
 	p, err := r.modelPlan(ctx, c, check)
 	if err != nil {
@@ -277,7 +306,7 @@ func (r *run) outlinePlan(ctx context.Context, c plannerChoice) (*plan.Plan, err
 	if dropped > 0 {
 		r.warnf("the outline planner gave %d line ranges over several documents, whose lines are each document's own; they were dropped", dropped)
 	}
-	if unknown := plan.PathsToLines(p, v.resolve); len(unknown) > 0 {
+	if unknown := plan.PathsToLines(p, v.lookup); len(unknown) > 0 {
 		r.warnf("the outline planner named sections that are not paths of the outline (%s); the assembler matched them as headings", strings.Join(quoteAll(unknown), ", "))
 	}
 	for _, i := range selfs {

@@ -252,6 +252,19 @@ type Accounting struct {
 	// subtasks; SubagentInputTokens includes their prompts.
 	MapCalls    int `json:"map_calls"`
 	ReduceCalls int `json:"reduce_calls"`
+	// Fallbacks counts the delegated subtasks sent the whole context
+	// because no pointer of theirs matched (scope "all" is not one), and
+	// FallbackInputTokens is what their requests sent (part of
+	// SubagentInputTokens). FallbacksRefused counts those that failed
+	// instead, since sending the context again would have passed
+	// FallbackCeiling, the most the run's fallbacks may send, each counted
+	// at the context it carries (context_tokens; its skill's prompt and
+	// the task come on top): Config.MaxFallbackTokens, by default
+	// single_call_input_tokens, 0 when there is no ceiling.
+	Fallbacks           int `json:"fallbacks"`
+	FallbackInputTokens int `json:"fallback_input_tokens"`
+	FallbacksRefused    int `json:"fallbacks_refused"`
+	FallbackCeiling     int `json:"fallback_ceiling"`
 	// Estimate is true when no model was called: the synthesis prompt is
 	// then unknown and left out of both sides.
 	Estimate bool `json:"estimate"`
