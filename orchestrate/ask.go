@@ -366,7 +366,7 @@ func (r *run) call(ctx context.Context, what string, req *llm.Request, n int, us
 	*counted += n
 	r.rec.ModelCalled = true
 	phase, label := what, ""
-	if what == "plan repair" {
+	if what == "plan repair" || what == "plan expand" {
 		phase, label = CallPlanner, what
 	}
 	cctx, done := r.startCall(ctx, phase, -1, label, n)

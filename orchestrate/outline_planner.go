@@ -34,6 +34,9 @@ type outlineView struct {
 	multi bool
 	// sections caches the context's sections for ranking lookups.
 	sections []plan.SectionText
+	// expandable is true when the outline is collapsed, so the planner
+	// was told it may ask for the subsections of a few headings first.
+	expandable bool
 }
 
 // outlineDoc is one document of the outline and where it lies in the
@@ -144,7 +147,7 @@ func (r *run) outlineRequest(limit int) (*outlineView, *llm.Request, int, error)
 	srcs, docs := r.outlineSources()
 	v := &outlineView{docs: docs, multi: len(docs) > 1}
 	note := v.note()
-	in := plan.OutlinePromptInput{Task: r.cfg.Task, Outline: note, Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks}
+	in := plan.OutlinePromptInput{Task: r.cfg.Task, Outline: note, Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks, Expand: plan.MaxExpand}
 	sys, user := plan.OutlinePlannerPrompt(in)
 	fixed := r.count(sys, user)
 	w := r.window(r.cfg.PlannerModel)
@@ -166,8 +169,17 @@ func (r *run) outlineRequest(limit int) (*outlineView, *llm.Request, int, error)
 		}
 		v.o = o
 		in.Outline = o.Text() + note
+		// Only a collapsed outline has anything to expand.
+		v.expandable = o.Depth < o.MaxDepth
+		in.Expand = 0
+		if v.expandable {
+			in.Expand = plan.MaxExpand
+		}
 		sys, user = plan.OutlinePlannerPrompt(in)
 		req = r.planRequest(sys, user)
+		if v.expandable {
+			req.JSONSchema = &llm.Schema{Name: "plan", Schema: plan.OutlineJSONSchema()}
+		}
 		n = r.requestTokens(req)
 		if fitsWindow(n, req.MaxTokens, w.Tokens) {
 			return v, req, n, nil

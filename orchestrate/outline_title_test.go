@@ -81,3 +81,60 @@ func TestAskOutlineAcceptsAUniqueTitle(t *testing.T) {
 		})
 	}
 }
+
+// A planner that saw only the 40 logs asks to see one log's sections, is
+// shown them in one more counted call, and plans with a path it was shown;
+// a plan written directly, with "expand": [], is used as it is.
+func TestAskOutlineExpandsACollapsedHeading(t *testing.T) {
+	expand := `{"subtasks": [], "expand": ["Dosduket station log"], "reasoning": ""}`
+	planned := `{"subtasks": [{"task": "What do the Dosduket pumps read?", "skill": "lookup", "context_pointers": {"sections": ["Dosduket station log > Dosduket Pump Readings"]}}], "expand": [], "reasoning": "r"}`
+	for _, tc := range []struct {
+		name    string
+		replies []string
+	}{
+		{"expand", []string{expand, planned}},
+		{"direct", []string{planned}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var replies []llmtest.Reply
+			for _, r := range tc.replies {
+				replies = append(replies, llmtest.Text(r))
+			}
+			s := llmtest.NewServer(t, script(replies...))
+			cfg := windowConfig(providers["openai"](t, s), stationLogs())
+			// auto caps the outline at a fifth of the single call, which
+			// collapses it to the 40 logs.
+			cfg.Window = 200000
+			rec, err := orchestrate.Ask(context.Background(), cfg)
+			if err != nil {
+				t.Fatalf("Ask: %v", err)
+			}
+			if rec.Planner != orchestrate.PlannerOutline || !strings.Contains(rec.PlannerReason, "40 of 280 headings") {
+				t.Fatalf("planner %q, reason %q", rec.Planner, rec.PlannerReason)
+			}
+			ps := plannerRequests(s)
+			if len(ps) != len(tc.replies) {
+				t.Fatalf("%d planner requests, want %d", len(ps), len(tc.replies))
+			}
+			if !strings.Contains(ps[0].System, `"expand"`) || strings.Contains(ps[0].Messages[0].Content, "Dosduket Pump Readings") {
+				t.Errorf("the first planner request does not offer an expansion, or shows the hidden sections")
+			}
+			if tc.name == "expand" {
+				shown := ps[1].Messages[len(ps[1].Messages)-1].Content
+				if !strings.Contains(shown, "Dosduket station log > Dosduket Pump Readings [lines") || strings.Contains(shown, "Station03") {
+					t.Errorf("the expansion does not show the log's sections alone:\n%s", shown)
+				}
+				if !strings.Contains(rec.PlannerReason, "subsections of 1 headings") || len(rec.PlannerOutputs) != 2 {
+					t.Errorf("reason %q, %d outputs", rec.PlannerReason, len(rec.PlannerOutputs))
+				}
+				if rec.Accounting.PlannerInputTokens <= int(ps[0].Usage.InputTokens)*3/2 {
+					t.Errorf("planner input %d does not count both calls (the first: %d)", rec.Accounting.PlannerInputTokens, ps[0].Usage.InputTokens)
+				}
+			}
+			body := subagentFor(t, s, "What do the Dosduket pumps read?").Messages[0].Content
+			if !strings.Contains(body, "marker-Dosduket-PumpReadings") || strings.Contains(body, "marker-Dosduket-BasinMaintenanceBacklog") {
+				t.Errorf("the sub-agent's slice is not the one section:\n%.300s", body)
+			}
+		})
+	}
+}

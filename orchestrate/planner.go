@@ -255,6 +255,11 @@ func (r *run) modelPlan(ctx context.Context, c plannerChoice, check func(*plan.P
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
+	if c.view != nil && c.view.expandable {
+		if resp, err = r.expandRound(ctx, c, req, resp); err != nil {
+			return nil, err
+		}
+	}
 	p, perr, cerr := parse(resp.Text)
 	if perr == nil && cerr == nil {
 		return p, nil

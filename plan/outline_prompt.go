@@ -24,6 +24,9 @@ type OutlinePromptInput struct {
 	Outline     string
 	Skills      []SkillInfo
 	MaxSubtasks int // DefaultMaxSubtasks when zero or negative
+	// Expand, when positive, tells the planner it may first ask to see
+	// the subsections of up to Expand collapsed headings (ParseExpand).
+	Expand int
 }
 
 // OutlinePlannerPrompt returns the system and user messages of a planner
@@ -35,7 +38,11 @@ func OutlinePlannerPrompt(in OutlinePromptInput) (system, user string) {
 	if max <= 0 {
 		max = DefaultMaxSubtasks
 	}
-	return outlineSystem(in.Skills, max), outlineUser(in)
+	sys := outlineSystem(in.Skills, max)
+	if in.Expand > 0 {
+		sys += expandNote(in.Expand)
+	}
+	return sys, outlineUser(in)
 }
 
 func outlineSystem(skills []SkillInfo, max int) string {
