@@ -2,9 +2,11 @@ package orchestrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/outline"
 	"github.com/baton-dev/baton/plan"
 )
 
@@ -29,6 +31,8 @@ const (
 	// AutoOutlineShare caps the outline auto builds at this share of the
 	// single call, collapsing deeper headings first; the outline planner
 	// asks for the children of the branches it needs (outline_expand.go).
+	// When even the top level is over it, the outline may take up to
+	// AutoOutlineLimit of the single call less OutlineRunTokens.
 	AutoOutlineShare = 0.2
 	// OutlineRunTokens is what auto expects an outline plan's sub-agents
 	// and synthesis to send, on top of the outline planner's request.
@@ -68,16 +72,22 @@ func (r *run) autoMode(c *plannerChoice) string {
 	limit := int(AutoOutlineLimit * float64(s))
 	budget := int(AutoOutlineShare * float64(s))
 	v, req, n, err := r.outlineRequest(budget)
+	if most := limit - OutlineRunTokens; errors.Is(err, outline.ErrTooLarge) && most > budget {
+		// Even the top level is over the share (many headings side by
+		// side): the outline may take whatever still keeps the plan
+		// within the limit.
+		v, req, n, err = r.outlineRequest(most)
+	}
 	var why string
 	switch {
 	case err != nil:
-		why = fmt.Sprintf("no outline fits %.0f%% of the single call %d tokens (%s)", 100*AutoOutlineShare, s, r.errText(err))
+		why = fmt.Sprintf("no outline fits within %.0f%% of the single call %d tokens less the %d expected for sub-agents and synthesis (%s)", 100*AutoOutlineLimit, s, OutlineRunTokens, r.errText(err))
 	case len(v.o.Entries) < 2:
 		why = fmt.Sprintf("the outline shows %d headings, too few to point a sub-agent anywhere smaller than the single call %d tokens", len(v.o.Entries), s)
 	case n+OutlineRunTokens <= limit:
 		c.view, c.req, c.tokens = v, req, n
-		c.reason = fmt.Sprintf("auto: the outline planner's request (%d tokens, its outline capped at %.0f%% of the single call) and the %d tokens expected for sub-agents and synthesis make %d, within %.0f%% of the single call %d tokens (%d), so the outline planner plans",
-			n, 100*AutoOutlineShare, OutlineRunTokens, n+OutlineRunTokens, 100*AutoOutlineLimit, s, limit)
+		c.reason = fmt.Sprintf("auto: the outline planner's request (%d tokens, its outline within %d tokens) and the %d tokens expected for sub-agents and synthesis make %d, within %.0f%% of the single call %d tokens (%d), so the outline planner plans",
+			n, v.o.Budget, OutlineRunTokens, n+OutlineRunTokens, 100*AutoOutlineLimit, s, limit)
 		return PlannerOutline
 	default:
 		why = fmt.Sprintf("the outline planner's request (%d tokens) and the %d tokens expected for sub-agents and synthesis make %d, over %.0f%% of the single call %d tokens (%d)",
