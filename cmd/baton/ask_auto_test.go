@@ -16,13 +16,17 @@ func TestAskDefaultOnTheExampleIsTheSingleCall(t *testing.T) {
 	s := llmtest.NewServer(t, askScript())
 	t.Setenv("ANTHROPIC_API_KEY", "k")
 	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
+	code, _, errOut := runDefault(t, "", "ask", "--doc", exampleDoc, "--no-save", "What caused the outage?")
+	if code != exitOK || !strings.Contains(errOut, "answered in one direct call") {
+		t.Errorf("exit %d, the summary does not say the run was one direct call:\n%s", code, errOut)
+	}
 	code, out, errOut := runDefault(t, "", "ask", "--doc", exampleDoc, "--json", "--no-save", "What caused the outage?")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr: %s", code, errOut)
 	}
 	rec := decodeRecord(t, out)
 	a := rec.Accounting
-	if rec.Planner != orchestrate.PlannerDirect || a.OrchestratedInputTokens != a.SingleCallInputTokens || s.Count() != 1 {
+	if rec.Planner != orchestrate.PlannerDirect || a.OrchestratedInputTokens != a.SingleCallInputTokens || s.Count() != 2 {
 		t.Errorf("planner %q sent %d in %d requests, single call %d (%s)", rec.Planner, a.OrchestratedInputTokens, s.Count(), a.SingleCallInputTokens, rec.PlannerReason)
 	}
 	if rec.Answer == "" || !strings.Contains(rec.PlannerReason, "single call") {

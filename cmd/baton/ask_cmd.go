@@ -488,8 +488,15 @@ func printSummary(w io.Writer, rec *orchestrate.Record) {
 	if rec.CostUSD != nil {
 		cost = "cost " + pricing.FormatUSD(*rec.CostUSD) + " at list prices"
 	}
-	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
-		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
+	what := fmt.Sprintf("%d subtasks (%d self-answered, %d delegated, %d failed)", len(rec.Subtasks), self, deleg, failed)
+	if rec.Planner == orchestrate.PlannerDirect {
+		what = "answered in one direct call with the whole context, no plan cheaper than that"
+	}
+	fmt.Fprintf(w, "baton: %s; provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
+		what, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
+	if a.FallbacksRefused > 0 {
+		fmt.Fprintf(w, "baton: %s not sent the whole context again: the fallbacks reached --max-fallback-tokens (%d)\n", plural(a.FallbacksRefused, "subtask"), a.FallbackCeiling)
+	}
 	if a.MapCalls > 0 {
 		fmt.Fprintf(w, "baton: map-reduce: %s and %s\n", plural(a.MapCalls, "map request"), plural(a.ReduceCalls, "reduce request"))
 	}
