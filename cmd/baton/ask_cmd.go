@@ -418,7 +418,11 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 	// Why no model was called, when no provider was found, went to
 	// stderr already, once.
 	fmt.Fprintln(w, "No model was called: this is a dry run.")
-	fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
+	if rec.Planner == orchestrate.PlannerDirect {
+		fmt.Fprintln(w, "No plan: a real run answers in one direct call with the whole context, since no plan would send less (--planner full or outline shows one).")
+	} else {
+		fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
+	}
 	for _, s := range rec.Subtasks {
 		fmt.Fprintf(w, "  %d. [%s] %s\n", s.Index+1, s.Skill, s.Task)
 		if s.Slice == nil {
@@ -460,7 +464,11 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 		fmt.Fprintf(w, "  planner input:           %d tokens (a real run would plan without a model)\n", a.PlannerInputTokens)
 	}
 	fmt.Fprintf(w, "  sub-agent input:         %d tokens\n", a.SubagentInputTokens)
-	fmt.Fprintf(w, "  orchestrated input:      %d tokens (synthesis not included)\n", a.OrchestratedInputTokens)
+	if rec.Planner == orchestrate.PlannerDirect {
+		fmt.Fprintf(w, "  orchestrated input:      %d tokens (the direct call)\n", a.OrchestratedInputTokens)
+	} else {
+		fmt.Fprintf(w, "  orchestrated input:      %d tokens (synthesis not included)\n", a.OrchestratedInputTokens)
+	}
 	fits := "fits"
 	if a.SingleCallFits != nil && !*a.SingleCallFits {
 		fits = "would not fit"
