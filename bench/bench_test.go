@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
 )
@@ -128,6 +129,11 @@ func TestEfficiencyOrdering(t *testing.T) {
 		if got := e.Records[VariantOutline].Planner; got != PlannerOutline {
 			t.Errorf("outline run planned by %q", got)
 		}
+		// A 5k-token document: the default answers in one direct call,
+		// the single call itself.
+		if e.AutoPlanner != orchestrate.PlannerDirect || e.Auto != e.Single {
+			t.Errorf("auto ran %q and sent %d, the single call %d", e.AutoPlanner, e.Auto, e.Single)
+		}
 	}
 	s := EfficiencySection(es)
 	outlineTargets := 0
@@ -240,5 +246,40 @@ func TestPointerFallbackIsNotRecall(t *testing.T) {
 	o = pointerOutcome(task, c, c.Count(task.Text), "baton", h.Title, &h, 1)
 	if o.Fallback != 0 || o.Recall != 1 {
 		t.Errorf("exact title: outcome %+v, want recall", o)
+	}
+}
+
+// The default planner on a corpus document over 20k tokens sends less than
+// the single call: the otel changelog (it sent 1.30 times as much while
+// auto ran the full planner up to half the window), and gopls's analyzers,
+// whose 251 headings side by side are over a fifth of the single call even
+// at the top level (auto answered it directly until the outline could take
+// more).
+func TestAutoBelowTheSingleCallOnALargeDocument(t *testing.T) {
+	tasks, err := LoadCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var large []*Task
+	for _, task := range tasks {
+		if task.ID == "otel-go-changelog" || task.ID == "gopls-analyzers" {
+			large = append(large, task)
+		}
+	}
+	es, err := RunEfficiency(context.Background(), large)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 {
+		t.Fatalf("%d documents run", len(es))
+	}
+	for _, e := range es {
+		if e.Context <= OutlineGate || e.Auto == 0 || e.Auto >= e.Single || e.AutoPlanner != PlannerOutline {
+			t.Errorf("%s: auto (%s) sent %d for a %d-token document, the single call %d", e.ID, e.AutoPlanner, e.Auto, e.Context, e.Single)
+		}
+		rec := e.Records[VariantAuto]
+		if rec.Status != orchestrate.RunOK || rec.Accounting.Fallbacks != 0 {
+			t.Errorf("%s: status %q, %d fallbacks; reason %s", e.ID, rec.Status, rec.Accounting.Fallbacks, rec.PlannerReason)
+		}
 	}
 }

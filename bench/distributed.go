@@ -205,7 +205,7 @@ func distPoint(ctx context.Context, opts Options, srv *pgserver.Server, fake *di
 		var clock dispatchClock
 		start := time.Now()
 		rec, err := orchestrate.Ask(ctx, orchestrate.Config{
-			Task: "Extract the facts of every part.", Context: doc, Model: m,
+			Task: "Extract the facts of every part.", Context: doc, Model: m, Planner: orchestrate.PlannerFull,
 			Provider: "anthropic", ModelName: ModelName, Concurrency: k, MaxSubtasks: n,
 			Engine: eng, Documents: docs,
 			Progress: clock.observe,

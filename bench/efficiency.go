@@ -20,6 +20,7 @@ const (
 	VariantSeed    = "seed"    // pointers resolved by the seed's rule, as line ranges
 	VariantLower   = "lower"   // each subtask given exactly the sections that hold its evidence
 	VariantOutline = "outline" // the outline planner, pointing at outline paths
+	VariantAuto    = "auto"    // the default planner: whichever auto chooses, answering as the two above
 )
 
 // PlannerOutline is the outline planner's mode name. It is written here, not
@@ -44,6 +45,10 @@ type Efficiency struct {
 	Baton      int
 	Lower      int
 	Outline    int // 0 when the outline planner did not run
+	// Auto is what the default planner (auto) sent; AutoPlanner is the
+	// planner it ran.
+	Auto        int
+	AutoPlanner string
 	// Fallbacks counts delegated subtasks that received the whole context.
 	BatonFallbacks, SeedFallbacks int
 	// Evidence is where each variant's evidence went.
@@ -66,7 +71,7 @@ func OutlineAvailable() bool { return orchestrate.ValidPlanner(PlannerOutline) }
 func RunEfficiency(ctx context.Context, tasks []*Task) ([]Efficiency, error) {
 	variants := []string{VariantBaton, VariantSeed, VariantLower}
 	if OutlineAvailable() {
-		variants = append(variants, VariantOutline)
+		variants = append(variants, VariantOutline, VariantAuto)
 	}
 	var out []Efficiency
 	for _, t := range tasks {
@@ -81,11 +86,19 @@ func RunEfficiency(ctx context.Context, tasks []*Task) ([]Efficiency, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s (%s): %w", t.ID, v, err)
 			}
-			mode := orchestrate.PlannerFull
-			if v == VariantOutline {
+			mode, outlineReply := orchestrate.PlannerFull, p
+			switch v {
+			case VariantOutline:
 				mode = PlannerOutline
+			case VariantAuto:
+				// auto may run either model planner: each gets the
+				// plan it would write.
+				mode = orchestrate.PlannerAuto
+				if outlineReply, err = outlinePlan(t); err != nil {
+					return nil, fmt.Errorf("%s (%s): %w", t.ID, v, err)
+				}
 			}
-			rec, reqs, err := askOnce(ctx, t, p, mode, 4)
+			rec, reqs, err := askWith(ctx, t, p, outlineReply, mode, 4)
 			if err != nil {
 				return nil, fmt.Errorf("%s (%s): %w", t.ID, v, err)
 			}
@@ -105,6 +118,8 @@ func RunEfficiency(ctx context.Context, tasks []*Task) ([]Efficiency, error) {
 				e.Lower = a.OrchestratedInputTokens
 			case VariantOutline:
 				e.Outline = a.OrchestratedInputTokens
+			case VariantAuto:
+				e.Auto, e.AutoPlanner = a.OrchestratedInputTokens, rec.Planner
 			}
 		}
 		out = append(out, e)
@@ -127,7 +142,7 @@ func fallbacks(rec *orchestrate.Record) int {
 // outline planner would write.
 func variantPlan(t *Task, v string) (string, error) {
 	switch v {
-	case VariantBaton:
+	case VariantBaton, VariantAuto:
 		return string(t.Plan), nil
 	case VariantOutline:
 		return outlinePlan(t)
@@ -211,7 +226,13 @@ func mergeSpans(spans [][2]int) [][2]int {
 // askOnce runs one ask with planner mode against a fresh evidence fake
 // whose planner answers planReply.
 func askOnce(ctx context.Context, t *Task, planReply, mode string, concurrency int) (*orchestrate.Record, []llmtest.RecordedRequest, error) {
-	srv, err := newEvidenceFake(t, planReply)
+	return askWith(ctx, t, planReply, planReply, mode, concurrency)
+}
+
+// askWith is askOnce with a fake whose outline planner answers
+// outlineReply and whose full planner answers planReply.
+func askWith(ctx context.Context, t *Task, planReply, outlineReply, mode string, concurrency int) (*orchestrate.Record, []llmtest.RecordedRequest, error) {
+	srv, err := newEvidenceFake(t, planReply, outlineReply)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -223,6 +244,7 @@ func askOnce(ctx context.Context, t *Task, planReply, mode string, concurrency i
 	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
 		Task: t.Task, Context: t.Text, Sources: []string{t.File}, Planner: mode,
 		Model: m, Provider: "anthropic", ModelName: ModelName, Concurrency: concurrency,
+		MaxFallbackTokens: noCeiling(mode),
 	})
 	if err != nil {
 		return rec, nil, err
@@ -231,4 +253,14 @@ func askOnce(ctx context.Context, t *Task, planReply, mode string, concurrency i
 		return rec, nil, fmt.Errorf("the model was not called")
 	}
 	return rec, srv.Requests(), nil
+}
+
+// noCeiling lifts the ceiling on fallbacks for the variants that measure
+// what fallbacks cost (the seed's rule falls back by design); the default
+// planner keeps the default ceiling, as `baton ask` does.
+func noCeiling(mode string) int {
+	if mode == orchestrate.PlannerAuto {
+		return 0
+	}
+	return -1
 }

@@ -117,6 +117,7 @@ func EfficiencySection(es []Efficiency) Section {
 		},
 	}
 	s.Tables, s.Targets = appendOutline(s.Tables, s.Targets, es, evTot)
+	s.Tables, s.Targets = appendAuto(s.Tables, s.Targets, es)
 	return s
 }
 

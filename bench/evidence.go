@@ -30,22 +30,25 @@ const (
 // only if the slice that should have carried it did, so a missed slice shows
 // as a wrong answer.
 type evidenceFake struct {
-	plan      string
-	bySubtask map[string][]string // subtask text → its evidence
-	all       []string            // the task's evidence, in plan order
-	counter   *tokens.Counter
+	plan string
+	// outlinePlan, when set, answers the outline planner's prompt; plan
+	// then answers the full planner's.
+	outlinePlan string
+	bySubtask   map[string][]string // subtask text → its evidence
+	all         []string            // the task's evidence, in plan order
+	counter     *tokens.Counter
 }
 
 // newEvidenceFake starts a fake whose planner answers planReply and whose
 // sub-agents and synthesis answer from t's evidence as described above.
 // Subtasks are recognised by their task text, so planReply's subtasks must
 // carry the texts of t's plan.
-func newEvidenceFake(t *Task, planReply string) (*llmtest.Server, error) {
+func newEvidenceFake(t *Task, planReply, outlineReply string) (*llmtest.Server, error) {
 	c, err := tokens.New(ProviderEncoding)
 	if err != nil {
 		return nil, err
 	}
-	f := &evidenceFake{plan: planReply, bySubtask: map[string][]string{}, counter: c}
+	f := &evidenceFake{plan: planReply, outlinePlan: outlineReply, bySubtask: map[string][]string{}, counter: c}
 	for i, st := range t.Parsed.Subtasks {
 		f.bySubtask[st.Task] = t.Evidence[i]
 		for _, e := range t.Evidence[i] {
@@ -60,6 +63,8 @@ func newEvidenceFake(t *Task, planReply string) (*llmtest.Server, error) {
 func (f *evidenceFake) reply(req llmtest.RecordedRequest) llmtest.Reply {
 	var text string
 	switch {
+	case f.outlinePlan != "" && strings.Contains(req.System, outlineMarker):
+		text = f.outlinePlan
 	case strings.Contains(req.System, plannerMarker):
 		text = f.plan
 	case strings.Contains(req.System, synthesisMarker):

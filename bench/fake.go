@@ -18,6 +18,7 @@ const ModelName = "claude-sonnet-4-5"
 // phrases of orchestrate's and plan's own system prompts.
 const (
 	plannerMarker   = "You are the planner of baton"
+	outlineMarker   = "you are given its outline instead"
 	synthesisMarker = "You are the synthesis step"
 )
 

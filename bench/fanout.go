@@ -84,7 +84,7 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 	cpu0 := processCPU()
 	start := time.Now()
 	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
-		Task: "Extract the facts of every part.", Context: doc, Model: m,
+		Task: "Extract the facts of every part.", Context: doc, Model: m, Planner: orchestrate.PlannerFull,
 		Provider: "anthropic", ModelName: ModelName, Concurrency: k, MaxSubtasks: n,
 		Progress: clock.observe,
 	})

@@ -176,7 +176,7 @@ func fallbackMemory(ctx context.Context, doc string, n, k int) (memRun, error) {
 	counter := tokens.ForModel(ModelName).Metered(&read)
 	counter.Count("load the vocabulary before the baseline")
 	r, rec, err := sampledAsk(ctx, &read, orchestrate.Config{
-		Task: "Report every item.", Context: doc, Model: model, Provider: "anthropic",
+		Task: "Report every item.", Context: doc, Model: model, Provider: "anthropic", Planner: orchestrate.PlannerFull, MaxFallbackTokens: -1,
 		ModelName: ModelName, Counter: counter, Concurrency: k, MaxSubtasks: n,
 		// The whole context must fit, or no fallback is sent at all.
 		Window: 10_000_000,

@@ -56,6 +56,8 @@ type AskIn struct {
 	DryRun      bool     `json:"dry_run,omitempty" jsonschema:"plan and slice without calling a model; return the plan and a token estimate"`
 	Concurrency int      `json:"concurrency,omitempty" jsonschema:"sub-agents in flight at once (default 4)"`
 	MaxSubtasks int      `json:"max_subtasks,omitempty" jsonschema:"most subtasks a plan may have (default 6)"`
+	// MaxFallbackTokens is --max-fallback-tokens.
+	MaxFallbackTokens int `json:"max_fallback_tokens,omitempty" jsonschema:"most tokens of context that subtasks whose pointers all missed may send by falling back to the whole context; past it such a subtask fails (0: one single call's worth; -1: no ceiling)"`
 }
 
 // AskSubtask is one subtask of the plan, short: the record holds the rest.
@@ -110,6 +112,8 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 		return nil, AskOut{}, fmt.Errorf("planner must be auto, full, llm, outline or retrieval, not %q", in.Planner)
 	case in.Concurrency < 0 || in.Concurrency > MaxAskConcurrency:
 		return nil, AskOut{}, fmt.Errorf("concurrency must be between 1 and %d (0 for the default %d), not %d", MaxAskConcurrency, orchestrate.DefaultConcurrency, in.Concurrency)
+	case in.MaxFallbackTokens < -1:
+		return nil, AskOut{}, fmt.Errorf("max_fallback_tokens must be 0 (one single call's worth), -1 (no ceiling) or a number of tokens, not %d", in.MaxFallbackTokens)
 	case in.MaxSubtasks < 0 || in.MaxSubtasks > MaxAskSubtasks:
 		return nil, AskOut{}, fmt.Errorf("max_subtasks must be between 1 and %d (0 for the default %d), not %d", MaxAskSubtasks, orchestrate.DefaultMaxSubtasks, in.MaxSubtasks)
 	}
@@ -128,15 +132,16 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 
 	prog := newAskProgress(ctx, req)
 	cfg := orchestrate.Config{
-		Task:        in.Task,
-		Context:     text,
-		Sources:     names,
-		Planner:     in.Planner,
-		Skills:      s.skills,
-		DryRun:      in.DryRun,
-		Concurrency: in.Concurrency,
-		MaxSubtasks: in.MaxSubtasks,
-		Progress:    prog.event,
+		Task:              in.Task,
+		Context:           text,
+		Sources:           names,
+		Planner:           in.Planner,
+		Skills:            s.skills,
+		DryRun:            in.DryRun,
+		Concurrency:       in.Concurrency,
+		MaxSubtasks:       in.MaxSubtasks,
+		Progress:          prog.event,
+		MaxFallbackTokens: in.MaxFallbackTokens,
 	}
 	const note = "dry run asked for: no model was called; the figures are local estimates"
 	if !in.DryRun {

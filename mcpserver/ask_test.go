@@ -25,7 +25,7 @@ func TestAskAgainstFakeProvider(t *testing.T) {
 	fake := llmtest.NewServer(t, incidentScript(answerText))
 	cs, root, prog := connectAsk(t, mcpserver.Config{Getenv: fakeEnv(fake)})
 	var out mcpserver.AskOut
-	callWithProgress(t, cs, "ask", map[string]any{"task": "How long was the outage, why did it happen and what will change?", "documents": []string{"incident.md"}}, &out)
+	callWithProgress(t, cs, "ask", map[string]any{"task": "How long was the outage, why did it happen and what will change?", "documents": []string{"incident.md"}, "planner": "full"}, &out)
 
 	if out.Answer != answerText || out.DryRun || out.Status != orchestrate.RunOK || out.Spilled != nil {
 		t.Errorf("answer %q, dry run %v, status %q, spilled %v", out.Answer, out.DryRun, out.Status, out.Spilled)
@@ -112,7 +112,7 @@ func TestAskWithoutProviderIsAnError(t *testing.T) {
 func TestAskWithoutProviderDryRunOnRequest(t *testing.T) {
 	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: env(nil)})
 	var out mcpserver.AskOut
-	res := callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}, "dry_run": true}, &out)
+	res := callWithProgress(t, cs, "ask", map[string]any{"task": "What caused the outage?", "documents": []string{"incident.md"}, "dry_run": true, "planner": "full"}, &out)
 	if res.IsError || !out.DryRun || out.Status != orchestrate.RunDryRun || out.Answer != "" || !strings.Contains(out.Note, "dry run asked for") {
 		t.Errorf("isError %v, dry run %v, status %q, answer %q, note %q", res.IsError, out.DryRun, out.Status, out.Answer, out.Note)
 	}
@@ -177,7 +177,7 @@ func TestAskSpillsALargeAnswer(t *testing.T) {
 	fake := llmtest.NewServer(t, incidentScript(long))
 	cs, root, _ := connectAsk(t, mcpserver.Config{Getenv: fakeEnv(fake), MaxResultBytes: bound})
 	var out mcpserver.AskOut
-	res := callWithProgress(t, cs, "ask", map[string]any{"task": "Why?", "documents": []string{"incident.md"}}, &out)
+	res := callWithProgress(t, cs, "ask", map[string]any{"task": "Why?", "documents": []string{"incident.md"}, "planner": "full"}, &out)
 	if out.Answer != "" || out.Spilled == nil || out.Spilled.Bytes != len(long) {
 		t.Fatalf("answer %d bytes inline, spilled %+v", len(out.Answer), out.Spilled)
 	}
@@ -241,7 +241,7 @@ func TestAskCancelledWithTheRequest(t *testing.T) {
 	cs, root, prog := connectAsk(t, mcpserver.Config{Getenv: fakeEnv(fake)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p := &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"task": "Why?", "documents": []string{"incident.md"}}}
+	p := &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"task": "Why?", "documents": []string{"incident.md"}, "planner": "full"}}
 	p.SetProgressToken(7)
 	done := make(chan error, 1)
 	go func() { _, err := cs.CallTool(ctx, p); done <- err }()
@@ -394,7 +394,7 @@ func TestAskRetryIsReportedAsProgress(t *testing.T) {
 	fake := llmtest.NewServer(t, limited, incidentScript(answerText))
 	cs, _, prog := connectAsk(t, mcpserver.Config{Getenv: fakeEnv(fake)})
 	var out mcpserver.AskOut
-	callWithProgress(t, cs, "ask", map[string]any{"task": "Why?", "documents": []string{"incident.md"}}, &out)
+	callWithProgress(t, cs, "ask", map[string]any{"task": "Why?", "documents": []string{"incident.md"}, "planner": "full"}, &out)
 	if out.Answer != answerText {
 		t.Errorf("answer %q", out.Answer)
 	}

@@ -30,7 +30,7 @@ func TestAskCallsAreTraced(t *testing.T) {
 	var records []string
 	for range 2 {
 		var out mcpserver.AskOut
-		callWithProgress(t, cs, "ask", map[string]any{"task": "How long was the outage?", "documents": []string{"incident.md"}}, &out)
+		callWithProgress(t, cs, "ask", map[string]any{"task": "How long was the outage?", "documents": []string{"incident.md"}, "planner": "full"}, &out)
 		records = append(records, out.Record)
 	}
 	spans := exp.GetSpans()

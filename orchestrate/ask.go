@@ -68,7 +68,13 @@ type Config struct {
 	SubagentMax  int // max output tokens of a sub-agent (its return bound)
 	PlannerMax   int
 	SynthesisMax int
-	Stream       bool
+	// MaxFallbackTokens bounds what the subtasks whose pointers all
+	// missed may send with the whole context in one ask: past it such a
+	// subtask fails with a one-line reason instead of sending the context
+	// again. 0 is the default, one single call's worth
+	// (single_call_input_tokens); negative is no ceiling.
+	MaxFallbackTokens int
+	Stream            bool
 	// Window, when > 0, is the context window in tokens of every model of
 	// the run, in place of the one tokens.Window knows (--window).
 	Window int
@@ -227,6 +233,7 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	r.acct.Counter = string(cfg.Counter.Encoding())
 	r.acct.ContextTokens = r.contextCounted().Tokens()
 	r.singleCall()
+	r.acct.FallbackCeiling = r.fallbackCeiling()
 	err := r.ask(ctx)
 	r.acct.finish()
 	r.acct.Calibration = r.calib.Summary()
@@ -262,6 +269,9 @@ func (r *run) ask(ctx context.Context) error {
 		return err
 	}
 	r.rec.Plan = p
+	if r.rec.Planner == PlannerDirect {
+		return r.timed(&d.Synthesis, func() error { return r.direct(ctx) })
+	}
 	for _, w := range p.Warnings {
 		r.warnf("plan: %s", w)
 	}
@@ -364,7 +374,7 @@ func (r *run) call(ctx context.Context, what string, req *llm.Request, n int, us
 	*counted += n
 	r.rec.ModelCalled = true
 	phase, label := what, ""
-	if what == "plan repair" {
+	if what == "plan repair" || what == "plan expand" {
 		phase, label = CallPlanner, what
 	}
 	cctx, done := r.startCall(ctx, phase, -1, label, n)

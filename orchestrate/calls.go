@@ -30,7 +30,8 @@ type Call struct {
 	// subtasks[].index; -1 for the planner and the synthesis.
 	Subtask int `json:"subtask"`
 	// Label tells calls of one phase apart where it matters: "plan repair"
-	// for the planner's repair request.
+	// for the planner's repair request, "plan expand" for the outline
+	// planner's call after it asked to see collapsed subsections.
 	Label string `json:"label,omitempty"`
 	// StartMS and EndMS are milliseconds since the run started; a call
 	// starts once it holds a sub-agent slot, so waiting for one is not in it.

@@ -46,7 +46,7 @@ func TestDryRunTokenizesTheContextOnce(t *testing.T) {
 	var read atomic.Int64
 	cfg := orchestrate.Config{
 		Task:    "Zqxv wibble frobnicate?", // no section matches: the subtask falls back to the whole context
-		Context: ctx, DryRun: true, Window: 10_000_000,
+		Context: ctx, DryRun: true, Window: 10_000_000, Planner: orchestrate.PlannerFull,
 		Counter: tokens.Default().Metered(&read),
 	}
 	rec, err := orchestrate.Ask(context.Background(), cfg)

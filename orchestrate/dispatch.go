@@ -31,6 +31,10 @@ type job struct {
 	// whole context), added to the accounting with its first call.
 	naive      int
 	naiveAdded bool
+	// fallback is true when text is the whole context because no pointer
+	// matched; refused, when the fallback ceiling kept it from being sent.
+	fallback bool
+	refused  error
 }
 
 // cut resolves subtask i's skill and cuts its slice. It counts nothing: a
@@ -79,6 +83,10 @@ func (r *run) cut(i int) *job {
 		r.warnf("subtask %d: the slice is empty; sent the full context instead", i+1)
 		j.text, j.whole = r.cfg.Context, true
 		info.Fallback = true
+	}
+	j.fallback = j.whole
+	if j.fallback {
+		j.refused = r.chargeFallback(i)
 	}
 	info.Lines = strings.Count(j.text, "\n") + 1
 	res.Slice = info
@@ -162,6 +170,9 @@ func (r *run) estimate() {
 }
 
 func (r *run) estimateOne(j *job) error {
+	if j.refused != nil {
+		return j.refused
+	}
 	res := &r.rec.Subtasks[j.i]
 	var err error
 	if j.st.NeedsAll() {
@@ -230,7 +241,10 @@ func (r *run) dispatch(ctx context.Context) error {
 			}
 			t0 := r.cfg.Now()
 			sctx, end := r.cfg.Span(gctx, "subtask", res)
-			out, err := r.runSubtask(sctx, j)
+			out, err := "", j.refused
+			if err == nil {
+				out, err = r.runSubtask(sctx, j)
+			}
 			end(err)
 			res.DurationMS = r.cfg.Now().Sub(t0).Milliseconds()
 			if err != nil {
@@ -312,6 +326,9 @@ func (r *run) subCall(ctx context.Context, j *job, kind int, part string, build 
 	r.mu.Lock()
 	r.rec.ModelCalled = true
 	r.acct.SubagentInputTokens += n
+	if j.fallback {
+		r.acct.FallbackInputTokens += n
+	}
 	if !j.naiveAdded {
 		j.naiveAdded = true
 		r.acct.NaiveInputTokens += j.naive

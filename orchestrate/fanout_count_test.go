@@ -19,7 +19,7 @@ func dryRunAlloc(t *testing.T, n, size int) uint64 {
 	for i := range n {
 		q = append(q, fmt.Sprintf("What about qzx%d?", i+1))
 	}
-	cfg := orchestrate.Config{Task: strings.Join(q, " "), Context: fallbackDoc(size), MaxSubtasks: n, DryRun: true, ModelName: "test-model"}
+	cfg := orchestrate.Config{Task: strings.Join(q, " "), Context: fallbackDoc(size), MaxSubtasks: n, DryRun: true, ModelName: "test-model", MaxFallbackTokens: -1}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

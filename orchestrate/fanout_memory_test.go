@@ -73,6 +73,7 @@ func fanoutLiveHeap(tb testing.TB, n, size, k int) (peak uint64, rec *orchestrat
 	cfg := config(m)
 	cfg.Context, cfg.Task = text, "Check every item."
 	cfg.Planner, cfg.MaxSubtasks, cfg.Concurrency = orchestrate.PlannerLLM, n, k
+	cfg.MaxFallbackTokens = -1 // every subtask falls back, which is what is measured
 	cfg.Window = 50_000_000
 	tokens.Count("warm the tokenizer up")
 	runtime.GC()

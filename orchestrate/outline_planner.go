@@ -34,6 +34,9 @@ type outlineView struct {
 	multi bool
 	// sections caches the context's sections for ranking lookups.
 	sections []plan.SectionText
+	// expandable is true when the outline is collapsed, so the planner
+	// was told it may ask for the subsections of a few headings first.
+	expandable bool
 }
 
 // outlineDoc is one document of the outline and where it lies in the
@@ -138,17 +141,21 @@ func (v *outlineView) note() string {
 // outlineRequest builds the outline planner's request, its outline budgeted
 // so the request fits the planner model's window: the window less the
 // reply's max_tokens, less the margin, less the prompt's own tokens, less
-// room for the repair round.
-func (r *run) outlineRequest() (*outlineView, *llm.Request, int, error) {
+// room for the repair round. A positive limit caps the outline's budget
+// lower still: auto's share of the single call.
+func (r *run) outlineRequest(limit int) (*outlineView, *llm.Request, int, error) {
 	srcs, docs := r.outlineSources()
 	v := &outlineView{docs: docs, multi: len(docs) > 1}
 	note := v.note()
-	in := plan.OutlinePromptInput{Task: r.cfg.Task, Outline: note, Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks}
+	in := plan.OutlinePromptInput{Task: r.cfg.Task, Outline: note, Skills: r.skillInfos(), MaxSubtasks: r.cfg.MaxSubtasks, Expand: plan.MaxExpand}
 	sys, user := plan.OutlinePlannerPrompt(in)
 	fixed := r.count(sys, user)
 	w := r.window(r.cfg.PlannerModel)
 	budget := int(float64(w.Tokens-max(r.cfg.PlannerMax, 0))/(1+WindowMargin)) - fixed - outlineSlack
 	budget -= min(outlineRepairRoom, budget/4)
+	if limit > 0 {
+		budget = min(budget, limit-fixed)
+	}
 	var req *llm.Request
 	n := 0
 	for range 4 {
@@ -162,8 +169,17 @@ func (r *run) outlineRequest() (*outlineView, *llm.Request, int, error) {
 		}
 		v.o = o
 		in.Outline = o.Text() + note
+		// Only a collapsed outline has anything to expand.
+		v.expandable = o.Depth < o.MaxDepth
+		in.Expand = 0
+		if v.expandable {
+			in.Expand = plan.MaxExpand
+		}
 		sys, user = plan.OutlinePlannerPrompt(in)
 		req = r.planRequest(sys, user)
+		if v.expandable {
+			req.JSONSchema = &llm.Schema{Name: "plan", Schema: plan.OutlineJSONSchema()}
+		}
 		n = r.requestTokens(req)
 		if fitsWindow(n, req.MaxTokens, w.Tokens) {
 			return v, req, n, nil
@@ -227,6 +243,32 @@ func (v *outlineView) resolve(pointer string) (first, last int, ok bool) {
 	return 0, 0, false
 }
 
+// resolveTitle is resolve, and else a title or the end of a path that
+// names exactly one section at any depth, collapsed or not: a planner that
+// saw only the top of a collapsed outline can still name a deeper section
+// it knows of by its title. When the pointer names several sections, or
+// none, candidates are their paths.
+func (v *outlineView) resolveTitle(pointer string) (first, last int, candidates []string, ok bool) {
+	if first, last, ok := v.resolve(pointer); ok {
+		return first, last, nil, true
+	}
+	es := v.o.Match(pointer)
+	if len(es) == 1 {
+		first, last, ok := v.lines(es[0])
+		return first, last, nil, ok
+	}
+	for _, e := range es {
+		candidates = append(candidates, v.o.Pointer(e))
+	}
+	return 0, 0, candidates, false
+}
+
+// lookup is resolveTitle as plan.PathsToLines takes it.
+func (v *outlineView) lookup(pointer string) (int, int, bool) {
+	first, last, _, ok := v.resolveTitle(pointer)
+	return first, last, ok
+}
+
 func (v *outlineView) lines(e outline.Entry) (int, int, bool) {
 	for _, d := range v.docs {
 		if d.name == e.Document {
@@ -264,7 +306,10 @@ func (r *run) outlinePlan(ctx context.Context, c plannerChoice) (*plan.Plan, err
 				st.ContextPointers.LineRanges = nil
 			}
 		}
-		return plan.CheckOutlinePlan(p, func(path string) bool { _, _, ok := v.resolve(path); return ok })
+		return plan.CheckOutlinePointers(p, func(path string) ([]string, bool) {
+			_, _, cands, ok := v.resolveTitle(path)
+			return cands, ok
+		})
 	}
 	p, err := r.modelPlan(ctx, c, check)
 	if err != nil {
@@ -273,7 +318,7 @@ func (r *run) outlinePlan(ctx context.Context, c plannerChoice) (*plan.Plan, err
 	if dropped > 0 {
 		r.warnf("the outline planner gave %d line ranges over several documents, whose lines are each document's own; they were dropped", dropped)
 	}
-	if unknown := plan.PathsToLines(p, v.resolve); len(unknown) > 0 {
+	if unknown := plan.PathsToLines(p, v.lookup); len(unknown) > 0 {
 		r.warnf("the outline planner named sections that are not paths of the outline (%s); the assembler matched them as headings", strings.Join(quoteAll(unknown), ", "))
 	}
 	for _, i := range selfs {

@@ -171,7 +171,7 @@ func TestAskOutlinePlannerOverSeveralDocuments(t *testing.T) {
 // A path that is not in the outline is sent back once, quoting it; the
 // repaired plan is used.
 func TestAskOutlinePlannerRepairsAnUnknownPath(t *testing.T) {
-	bad := strings.Replace(vendorPlan, "Vendor review > Globex > Pricing", "Pricing", 1)
+	bad := strings.Replace(vendorPlan, "Vendor review > Globex > Pricing", "Globex > Price list", 1)
 	s := llmtest.NewServer(t, script(llmtest.Text(bad), llmtest.Text(vendorPlan)))
 	rec, err := orchestrate.Ask(context.Background(), outlineConfig(t, s, "anthropic", vendors))
 	if err != nil {
@@ -182,7 +182,7 @@ func TestAskOutlinePlannerRepairsAnUnknownPath(t *testing.T) {
 		t.Fatalf("%d planner requests, want 2 (one repair)", len(ps))
 	}
 	repair := ps[1].Messages[len(ps[1].Messages)-1].Content
-	if !strings.Contains(repair, `section "Pricing" is not a path in the outline`) {
+	if !strings.Contains(repair, `section "Globex > Price list" is not a path in the outline`) {
 		t.Errorf("the repair request does not quote the unknown path:\n%s", repair)
 	}
 	if g := subagentFor(t, s, "What does Globex charge?").Messages[0].Content; !strings.Contains(g, "marker-globex-price") || strings.Contains(g, "marker-acme-price") {
@@ -237,8 +237,8 @@ func TestAskOutlineSelfAnswerBecomesALookup(t *testing.T) {
 }
 
 // auto runs the full planner while its request takes at most half of the
-// window left after the reply, and the outline planner past that, even
-// when the full request would still fit.
+// window left after the reply on a short context, and the outline planner,
+// by cost, on a larger one, even when the full request would still fit.
 func TestAskAutoPicksFullOrOutlineByTheShare(t *testing.T) {
 	const window = 20000
 	large := bigDoc(12, 400)
@@ -263,7 +263,11 @@ func TestAskAutoPicksFullOrOutlineByTheShare(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Ask: %v", err)
 			}
-			if rec.Planner != tc.want || !strings.Contains(rec.PlannerReason, "50% of the 20000-token window") {
+			named := "50% of the 20000-token window"
+			if tc.want == orchestrate.PlannerOutline {
+				named = fmt.Sprintf("single call %d tokens", rec.Accounting.SingleCallInputTokens)
+			}
+			if rec.Planner != tc.want || !strings.Contains(rec.PlannerReason, named) {
 				t.Errorf("planner %q, reason %q; want %q and the share named", rec.Planner, rec.PlannerReason, tc.want)
 			}
 			ps := plannerRequests(s)

@@ -16,9 +16,11 @@ import (
 // names the planner that ran: PlannerLLM, PlannerOutline or
 // PlannerRetrieval.
 const (
-	// PlannerAuto, the default, runs the full planner while its request
-	// takes at most FullPlannerShare of the planner model's window, and
-	// the outline planner otherwise. When the chosen planner fails (no
+	// PlannerAuto, the default, chooses by cost (autoMode): the full
+	// planner on a context under AutoFullBelow tokens, the outline planner
+	// when its request and the expected sub-agents stay well below the
+	// single call, else one direct call (PlannerDirect) with the whole
+	// context when it fits the window. When the chosen planner fails (no
 	// valid plan after its repair round, a request too long for the
 	// window, an outline that does not fit even at the top level) the
 	// retrieval planner plans instead, with a warning.
@@ -40,7 +42,7 @@ const (
 )
 
 // FullPlannerShare is the largest share of the planner model's window that
-// auto lets the full planner's request take, counted with its margin
+// auto lets the full planner's request take on a short context, counted with its margin
 // against the window less the reply's max_tokens. Past it the outline
 // planner runs: a request that fills most of a window costs nearly a
 // single call on its own, before any sub-agent runs, and models read the
@@ -62,7 +64,7 @@ func ValidPlanner(mode string) bool {
 
 // plannerChoice is which planner a run starts with, and why.
 type plannerChoice struct {
-	mode   string // PlannerLLM, PlannerOutline or PlannerRetrieval
+	mode   string // PlannerLLM, PlannerOutline, PlannerRetrieval or PlannerDirect
 	reason string
 	// explicit is true when a model planner was asked for by name: then
 	// it does not fall back.
@@ -103,38 +105,14 @@ func (r *run) choosePlanner() plannerChoice {
 		}
 		c.err = r.fits("planner", c.req, c.tokens)
 	case PlannerOutline:
-		c.view, c.req, c.tokens, c.err = r.outlineRequest()
+		if c.view == nil {
+			c.view, c.req, c.tokens, c.err = r.outlineRequest(0)
+		}
 		if c.err == nil {
 			c.reason += "; " + c.view.describe()
 		}
 	}
 	return c
-}
-
-// autoMode picks full or outline for auto and fills c.reason with the
-// figures it decided on. The context's own count (already made for the
-// record) settles most large inputs without counting the full planner
-// request, which holds the whole context again.
-func (r *run) autoMode(c *plannerChoice) string {
-	w := r.window(r.cfg.PlannerModel)
-	room := int(FullPlannerShare * float64(w.Tokens-max(r.cfg.PlannerMax, 0)))
-	what, n := "the context alone", r.acct.ContextTokens
-	if n+margin(n) <= room {
-		c.req = r.plannerRequest()
-		c.tokens = r.requestTokens(c.req)
-		what, n = "the full planner request", c.tokens
-	}
-	share := func(verb string) string {
-		return fmt.Sprintf("auto: %s (%d tokens, %d with the margin) %s %.0f%% of the %d-token window of %s less the %d-token reply (%d tokens)",
-			what, n, n+margin(n), verb, 100*FullPlannerShare, w.Tokens, modelLabel(w.Model), r.cfg.PlannerMax, room)
-	}
-	if c.req != nil && n+margin(n) <= room {
-		c.reason = share("fits in")
-		return PlannerLLM
-	}
-	c.req, c.tokens = nil, 0
-	c.reason = share("exceeds") + ", so the outline planner plans"
-	return PlannerOutline
 }
 
 // fallsBack reports whether a model planner's failure may give way to the
@@ -149,6 +127,13 @@ func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
 	r.cfg.Progress(Event{Index: -1, Phase: "plan", Status: "running"})
 	c := r.choosePlanner()
 	r.rec.Planner, r.rec.PlannerReason = c.mode, c.reason
+	if c.mode == PlannerDirect {
+		if r.rec.DryRun {
+			r.rec.EstimatedPlanner = PlannerDirect
+			r.rec.PlannerReason = "dry run: no model is called; a real run would answer in one direct call (" + c.reason + ")"
+		}
+		return directPlan(), nil
+	}
 	if r.rec.DryRun {
 		return r.dryRunPlan(c), nil
 	}
@@ -271,6 +256,11 @@ func (r *run) modelPlan(ctx context.Context, c plannerChoice, check func(*plan.P
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
+	if c.view != nil && c.view.expandable {
+		if resp, err = r.expandRound(ctx, c, req, resp); err != nil {
+			return nil, err
+		}
+	}
 	p, perr, cerr := parse(resp.Text)
 	if perr == nil && cerr == nil {
 		return p, nil

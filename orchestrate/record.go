@@ -46,10 +46,12 @@ const (
 //     included; then usage holds what the provider reported, which was paid
 //     for. False for dry runs, and for runs that stopped before any call.
 //   - planner: the planner that made the plan, "llm" (the full planner),
-//     "outline" or "retrieval"; planner_mode is the mode asked for ("auto",
+//     "outline" or "retrieval", or "direct" when auto answered in one call
+//     with the whole context (the single call; the plan has no subtasks);
+//     planner_mode is the mode asked for ("auto",
 //     "full", "llm", "outline", "retrieval") and planner_reason says why
-//     planner ran, with the figures: the mode asked for, auto's share of the
-//     window (FullPlannerShare), the outline the outline planner read, or
+//     planner ran, with the figures: the mode asked for, auto's costs
+//     against the single call, the outline the outline planner read, or
 //     the failure that made auto fall back to the retrieval planner. In a
 //     dry run planner is "retrieval" and planner_reason names the planner a
 //     real run would use, whose first request the planner input estimates.
@@ -76,8 +78,8 @@ type Record struct {
 	Provider     string `json:"provider,omitempty"`
 	Model        string `json:"model,omitempty"`
 	PlannerModel string `json:"planner_model,omitempty"`
-	// Planner is the planner that made the plan: "llm", "outline" or
-	// "retrieval".
+	// Planner is the planner that made the plan: "llm", "outline",
+	// "retrieval", or "direct" (auto's one call with the whole context).
 	Planner string `json:"planner"`
 	// PlannerMode is the mode asked for: "auto", "full", "llm", "outline"
 	// or "retrieval".
@@ -253,6 +255,19 @@ type Accounting struct {
 	// subtasks; SubagentInputTokens includes their prompts.
 	MapCalls    int `json:"map_calls"`
 	ReduceCalls int `json:"reduce_calls"`
+	// Fallbacks counts the delegated subtasks sent the whole context
+	// because no pointer of theirs matched (scope "all" is not one), and
+	// FallbackInputTokens is what their requests sent (part of
+	// SubagentInputTokens). FallbacksRefused counts those that failed
+	// instead, since sending the context again would have passed
+	// FallbackCeiling, the most the run's fallbacks may send, each counted
+	// at the context it carries (context_tokens; its skill's prompt and
+	// the task come on top): Config.MaxFallbackTokens, by default
+	// single_call_input_tokens, 0 when there is no ceiling.
+	Fallbacks           int `json:"fallbacks"`
+	FallbackInputTokens int `json:"fallback_input_tokens"`
+	FallbacksRefused    int `json:"fallbacks_refused"`
+	FallbackCeiling     int `json:"fallback_ceiling"`
 	// Estimate is true when no model was called: the synthesis prompt is
 	// then unknown and left out of both sides.
 	Estimate bool `json:"estimate"`

@@ -138,8 +138,10 @@ func TestAskPromptTooLongIsNotResent(t *testing.T) {
 // planner falls back to the retrieval planner instead of ending the run.
 func TestAskAutoPlannerFallsBackWhenTheProviderSaysTooLong(t *testing.T) {
 	s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
-	s.SetContextWindow(smallWindow)
-	cfg := windowConfig(providers["openai"](t, s), bigDoc(12, 1500))
+	// A context short enough for auto to pick the full planner, and a
+	// server window shorter still.
+	s.SetContextWindow(6000)
+	cfg := windowConfig(providers["openai"](t, s), bigDoc(12, 50))
 	cfg.ModelName = "unknown-model"
 	cfg.Window = 1_000_000
 	rec, err := orchestrate.Ask(context.Background(), cfg)

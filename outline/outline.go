@@ -14,6 +14,7 @@ package outline
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/baton-dev/baton/slice"
@@ -165,4 +166,37 @@ func normPointer(p string) string {
 		parts[i] = strings.Join(strings.Fields(s), " ")
 	}
 	return strings.Join(parts, Sep)
+}
+
+// Match returns the entries whose pointer ends with pointer's titles, in
+// document order: a bare title ("Maintenance Backlog") matches every
+// heading of that title, at any depth and collapsed or not, and a partial
+// path ("Acme > Pricing") every heading whose last titles those are.
+// Titles are compared without regard to case or spacing. A planner that
+// saw only the top levels of an outline can name a deeper section that
+// way, when its title is unique.
+func (o *Outline) Match(pointer string) []Entry {
+	want := strings.Split(strings.ToLower(normPointer(pointer)), Sep)
+	if len(want) == 0 || want[len(want)-1] == "" {
+		return nil
+	}
+	var out []Entry
+	for _, e := range o.all {
+		have := strings.Split(strings.ToLower(normPointer(o.Pointer(e))), Sep)
+		if len(have) < len(want) {
+			continue
+		}
+		tail := have[len(have)-len(want):]
+		last := len(want) - 1
+		if !slices.Equal(tail[:last], want[:last]) {
+			continue
+		}
+		// The title itself, so that "Notes" names both of two Notes
+		// under one parent and not only the first, whose path has no
+		// ordinal; "Notes (2)" still names the second by its path.
+		if want[last] == tail[last] || want[last] == strings.ToLower(normPointer(e.Title)) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -24,6 +24,9 @@ type OutlinePromptInput struct {
 	Outline     string
 	Skills      []SkillInfo
 	MaxSubtasks int // DefaultMaxSubtasks when zero or negative
+	// Expand, when positive, tells the planner it may first ask to see
+	// the subsections of up to Expand collapsed headings (ParseExpand).
+	Expand int
 }
 
 // OutlinePlannerPrompt returns the system and user messages of a planner
@@ -35,7 +38,11 @@ func OutlinePlannerPrompt(in OutlinePromptInput) (system, user string) {
 	if max <= 0 {
 		max = DefaultMaxSubtasks
 	}
-	return outlineSystem(in.Skills, max), outlineUser(in)
+	sys := outlineSystem(in.Skills, max)
+	if in.Expand > 0 {
+		sys += expandNote(in.Expand)
+	}
+	return sys, outlineUser(in)
 }
 
 func outlineSystem(skills []SkillInfo, max int) string {
@@ -96,6 +103,14 @@ func outlineUser(in OutlinePromptInput) string {
 // a section pointer that is not a path of the outline (known says which
 // are). Run it after Parse, which checks the rest.
 func CheckOutlinePlan(p *Plan, known func(path string) bool) error {
+	return CheckOutlinePointers(p, func(path string) ([]string, bool) { return nil, known(path) })
+}
+
+// CheckOutlinePointers is CheckOutlinePlan for an outline that also
+// resolves titles: resolve reports whether a pointer names one section,
+// and otherwise the paths it could mean (several for a title that several
+// sections have), which the problem lists for the planner to choose from.
+func CheckOutlinePointers(p *Plan, resolve func(path string) (candidates []string, ok bool)) error {
 	if p == nil {
 		return &ValidationError{Problems: []string{"plan is missing"}}
 	}
@@ -105,7 +120,12 @@ func CheckOutlinePlan(p *Plan, known func(path string) bool) error {
 			probs = append(probs, fmt.Sprintf("subtask %d: skill is %q, but the document was not read; give it the skill %q and point it at the section that holds the answer", i+1, Self, LookupSkill))
 		}
 		for _, sec := range st.ContextPointers.Sections {
-			if !known(sec) {
+			cands, ok := resolve(sec)
+			switch {
+			case ok:
+			case len(cands) > 1:
+				probs = append(probs, fmt.Sprintf("subtask %d: section %q names %d sections; give the whole path of the one you mean: %s", i+1, sec, len(cands), quoteList(cands)))
+			default:
 				probs = append(probs, fmt.Sprintf("subtask %d: section %q is not a path in the outline; copy the whole path from the outline", i+1, sec))
 			}
 		}
@@ -114,6 +134,23 @@ func CheckOutlinePlan(p *Plan, known func(path string) bool) error {
 		return &ValidationError{Problems: probs}
 	}
 	return nil
+}
+
+// quoteList quotes up to ten paths, saying how many more there are.
+func quoteList(ss []string) string {
+	const most = 10
+	var b strings.Builder
+	for i, s := range ss {
+		if i == most {
+			fmt.Fprintf(&b, " and %d more", len(ss)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", s)
+	}
+	return b.String()
 }
 
 // PathsToLines rewrites each section pointer of p into the line range lookup

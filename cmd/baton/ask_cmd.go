@@ -33,6 +33,7 @@ type askFlags struct {
 	planner      string
 	concurrency  int
 	maxSubtasks  int
+	maxFallback  int
 	skills       []string
 	json         bool
 	output       string
@@ -124,7 +125,7 @@ error, 130 interrupted.`,
 	fl.StringArrayVar(&f.docs, "doc", nil, "document: a file, a folder (its markdown and text files), or - for stdin (repeatable)")
 	f.models.register(fl)
 	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
-	fl.StringVar(&f.planner, "planner", orchestrate.PlannerAuto, "planner: auto (full while its request takes at most half the window, else outline; retrieval if that planner fails), full or llm (a model call over the whole context), outline (a model call over the documents' outline), retrieval (ranks sections, no model call)")
+	fl.StringVar(&f.planner, "planner", orchestrate.PlannerAuto, "planner: auto (by cost against the single call: full under 2,000 tokens of context, outline when its request and the expected sub-agents stay well under the single call, else one direct call with the whole context; retrieval if the chosen planner fails), full or llm (a model call over the whole context), outline (a model call over the documents' outline), retrieval (ranks sections, no model call)")
 	fl.IntVar(&f.window, "window", 0, "context window of the models in tokens (0: baton's table of known models); no request over it is sent")
 	fl.IntVar(&f.concurrency, "concurrency", orchestrate.DefaultConcurrency, "sub-agents in flight at once (with --engine dbos: sub-agent calls queued at once, by default all of the plan's; the workers' --concurrency bounds how many run)")
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", orchestrate.DefaultMaxSubtasks, "most subtasks a plan may have")
@@ -134,6 +135,7 @@ error, 130 interrupted.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan and slice without calling a model; print the plan and a token estimate")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first subtask that fails instead of answering with what succeeded")
 	fl.BoolVar(&f.stream, "stream", false, "write the answer to stdout as it is written (with --output stream-json, as text events); every request uses the providers' streaming endpoints. With --json stdout stays one JSON document")
+	fl.IntVar(&f.maxFallback, "max-fallback-tokens", 0, "most tokens of context that subtasks whose pointers all missed may send in one ask by falling back to the whole context; past it such a subtask fails (0: one single call's worth; -1: no ceiling)")
 	fl.IntVar(&f.subagentMax, "subagent-max-tokens", orchestrate.DefaultSubagentTokens, "bound on each sub-agent's return, in tokens")
 	fl.StringVar(&f.runsDir, "runs-dir", ".baton/runs", "where run records are saved")
 	fl.BoolVar(&f.noSave, "no-save", false, "do not save the run record")
@@ -159,6 +161,8 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		return usageErrorf("--concurrency must be at least 1")
 	case f.maxSubtasks < 1:
 		return usageErrorf("--max-subtasks must be at least 1")
+	case f.maxFallback < -1:
+		return usageErrorf("--max-fallback-tokens must be 0 (one single call's worth), -1 (no ceiling) or a number of tokens")
 	case f.engine != "local" && f.engine != "dbos":
 		return usageErrorf("--engine must be local or dbos, not %q", f.engine)
 	}
@@ -205,18 +209,19 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	}
 
 	cfg := orchestrate.Config{
-		Task:        task,
-		Context:     docs.Text,
-		Parts:       docs.Parts,
-		Planner:     f.planner,
-		Skills:      lib,
-		DryRun:      f.dryRun,
-		FailFast:    f.failFast,
-		Concurrency: f.concurrency,
-		MaxSubtasks: f.maxSubtasks,
-		SubagentMax: f.subagentMax,
-		Stream:      f.stream,
-		Window:      f.window,
+		Task:              task,
+		Context:           docs.Text,
+		Parts:             docs.Parts,
+		Planner:           f.planner,
+		Skills:            lib,
+		DryRun:            f.dryRun,
+		FailFast:          f.failFast,
+		Concurrency:       f.concurrency,
+		MaxSubtasks:       f.maxSubtasks,
+		SubagentMax:       f.subagentMax,
+		Stream:            f.stream,
+		MaxFallbackTokens: f.maxFallback,
+		Window:            f.window,
 	}
 	for _, s := range docs.Sources {
 		cfg.Sources = append(cfg.Sources, s.Name)
@@ -434,7 +439,11 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 	if line := singleCallLine(rec); line != "" {
 		fmt.Fprintln(w, line+".")
 	}
-	fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
+	if rec.Planner == orchestrate.PlannerDirect {
+		fmt.Fprintln(w, "No plan: a real run answers in one direct call with the whole context, since no plan would send less (--planner full or outline shows one).")
+	} else {
+		fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
+	}
 	for _, s := range rec.Subtasks {
 		fmt.Fprintf(w, "  %d. [%s] %s\n", s.Index+1, s.Skill, s.Task)
 		if s.Slice == nil {
@@ -464,6 +473,8 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 	fmt.Fprintf(w, "Estimate (%s, local count):\n", a.Counter)
 	fmt.Fprintf(w, "  context:                 %d tokens\n", a.ContextTokens)
 	switch rec.EstimatedPlanner {
+	case orchestrate.PlannerDirect:
+		fmt.Fprintf(w, "  planner input:           0 tokens (a real run would answer in one direct call with the whole context)\n")
 	case orchestrate.PlannerLLM, orchestrate.PlannerOutline:
 		name := "full"
 		if rec.EstimatedPlanner == orchestrate.PlannerOutline {
@@ -474,7 +485,11 @@ func printDryRun(w io.Writer, rec *orchestrate.Record) {
 		fmt.Fprintf(w, "  planner input:           %d tokens (a real run would plan without a model)\n", a.PlannerInputTokens)
 	}
 	fmt.Fprintf(w, "  sub-agent input:         %d tokens\n", a.SubagentInputTokens)
-	fmt.Fprintf(w, "  orchestrated input:      %d tokens (synthesis not included)\n", a.OrchestratedInputTokens)
+	if rec.Planner == orchestrate.PlannerDirect {
+		fmt.Fprintf(w, "  orchestrated input:      %d tokens (the direct call)\n", a.OrchestratedInputTokens)
+	} else {
+		fmt.Fprintf(w, "  orchestrated input:      %d tokens (synthesis not included)\n", a.OrchestratedInputTokens)
+	}
 	fits := "fits"
 	if a.SingleCallFits != nil && !*a.SingleCallFits {
 		fits = "would not fit"
@@ -505,8 +520,15 @@ func printSummary(w io.Writer, rec *orchestrate.Record) {
 	if line := singleCallLine(rec); line != "" && rec.Answer != "" {
 		fmt.Fprintf(w, "%s\n", line)
 	}
-	fmt.Fprintf(w, "baton: %d subtasks (%d self-answered, %d delegated, %d failed); provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
-		len(rec.Subtasks), self, deleg, failed, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
+	what := fmt.Sprintf("%d subtasks (%d self-answered, %d delegated, %d failed)", len(rec.Subtasks), self, deleg, failed)
+	if rec.Planner == orchestrate.PlannerDirect {
+		what = "answered in one direct call with the whole context, no plan cheaper than that"
+	}
+	fmt.Fprintf(w, "baton: %s; provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
+		what, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
+	if a.FallbacksRefused > 0 {
+		fmt.Fprintf(w, "baton: %s not sent the whole context again: the fallbacks reached --max-fallback-tokens (%d)\n", plural(a.FallbacksRefused, "subtask"), a.FallbackCeiling)
+	}
 	if a.MapCalls > 0 {
 		fmt.Fprintf(w, "baton: map-reduce: %s and %s\n", plural(a.MapCalls, "map request"), plural(a.ReduceCalls, "reduce request"))
 	}

@@ -9,30 +9,35 @@ import (
 )
 
 // A dry run says which planner a real run would use, so the planner input
-// it prints can be read: the full planner while the document is a small
-// share of the window, the outline planner past it.
+// it prints can be read: the full planner when asked for, one direct call
+// by default on a document the single call handles best, the outline
+// planner when the single call would not fit the window.
 func TestAskDryRunNamesThePlannerItEstimated(t *testing.T) {
 	isolateEnv(t)
 	for _, c := range []struct {
-		window, want, line string
+		flags      []string
+		want, line string
 	}{
-		{"", orchestrate.PlannerLLM, "(the full planner a real run would use)"},
-		{"16000", orchestrate.PlannerOutline, "(the outline planner a real run would use)"},
+		{[]string{"--planner", "full"}, orchestrate.PlannerLLM, "(the full planner a real run would use)"},
+		{nil, orchestrate.PlannerDirect, "(a real run would answer in one direct call with the whole context)"},
+		{[]string{"--window", "9000"}, orchestrate.PlannerOutline, "(the outline planner a real run would use)"},
 	} {
-		args := []string{"ask", "--doc", exampleDoc, "--dry-run", "--no-save"}
-		if c.window != "" {
-			args = append(args, "--window", c.window)
-		}
-		code, out, errOut := runBaton(t, "", append(args, "What caused the retry storm?")...)
+		args := append([]string{"ask", "--doc", exampleDoc, "--dry-run", "--no-save"}, c.flags...)
+		code, out, errOut := runDefault(t, "", append(args, "What caused the retry storm?")...)
 		if code != exitOK || !strings.Contains(out, c.line) {
-			t.Errorf("window %q: exit %d, no %q in:\n%s\n%s", c.window, code, c.line, out, errOut)
+			t.Errorf("%v: exit %d, no %q in:\n%s\n%s", c.flags, code, c.line, out, errOut)
 		}
-		code, out, errOut = runBaton(t, "", append(args, "--json", "What caused the retry storm?")...)
+		code, out, errOut = runDefault(t, "", append(args, "--json", "What caused the retry storm?")...)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		if rec := decodeRecord(t, out); rec.EstimatedPlanner != c.want || rec.Planner != orchestrate.PlannerRetrieval {
-			t.Errorf("window %q: estimated planner %q, planner %q; want %q and retrieval", c.window, rec.EstimatedPlanner, rec.Planner, c.want)
+		rec := decodeRecord(t, out)
+		planner := orchestrate.PlannerRetrieval
+		if c.want == orchestrate.PlannerDirect {
+			planner = orchestrate.PlannerDirect
+		}
+		if rec.EstimatedPlanner != c.want || rec.Planner != planner {
+			t.Errorf("%v: estimated planner %q, planner %q; want %q and %q", c.flags, rec.EstimatedPlanner, rec.Planner, c.want, planner)
 		}
 	}
 }

@@ -107,7 +107,7 @@ func TestAskCorpusTenTimesThePlannerWindow(t *testing.T) {
 	s.SetContextWindow(window)
 	t.Setenv("ANTHROPIC_API_KEY", "k")
 	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
-	code, out, errOut := runBaton(t, "", "ask", "--doc", ".", "--window", strconv.Itoa(window), "--no-save", "--json",
+	code, out, errOut := runDefault(t, "", "ask", "--doc", ".", "--window", strconv.Itoa(window), "--no-save", "--json",
 		"How many "+scaleMarker+" flags were raised, and what is the tag of site 31?")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -86,7 +86,7 @@ func TestAskStreamOnPTY(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "k")
 	t.Setenv("OPENAI_BASE_URL", s.OpenAIBaseURL())
 	var errOut bytes.Buffer
-	code := run(context.Background(), []string{"ask", "--doc", exampleDoc, "--stream", "--no-save", "What happened?"},
+	code := run(context.Background(), []string{"ask", "--planner", "full", "--doc", exampleDoc, "--stream", "--no-save", "What happened?"},
 		strings.NewReader(""), tty, &errOut)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut.String())
@@ -128,7 +128,7 @@ func TestAskStreamOnPTYWithProgress(t *testing.T) {
 	s := llmtest.NewServer(t, streamScript(nil))
 	t.Setenv("OPENAI_API_KEY", "k")
 	t.Setenv("OPENAI_BASE_URL", s.OpenAIBaseURL())
-	code := run(context.Background(), []string{"ask", "--doc", exampleDoc, "--stream", "--runs-dir", t.TempDir(), "What happened?"},
+	code := run(context.Background(), []string{"ask", "--planner", "full", "--doc", exampleDoc, "--stream", "--runs-dir", t.TempDir(), "What happened?"},
 		strings.NewReader(""), tty, tty)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, rd.text())

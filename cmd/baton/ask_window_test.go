@@ -18,11 +18,13 @@ func TestAskInvalidPlanFallsBack(t *testing.T) {
 	s := llmtest.NewServer(t, llmtest.Always(llmtest.Text("no plan here")))
 	t.Setenv("ANTHROPIC_API_KEY", "k")
 	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
-	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--no-save", "--json", "What caused the outage?")
+	// A window the single call does not fit, so auto plans from the
+	// outline.
+	code, out, errOut := runDefault(t, "", "ask", "--doc", exampleDoc, "--window", "9000", "--no-save", "--json", "What caused the outage?")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "warning: the LLM planner failed") || !strings.Contains(errOut, "retrieval planner") {
+	if !strings.Contains(errOut, "warning: the outline planner failed") || !strings.Contains(errOut, "retrieval planner") {
 		t.Errorf("no fallback warning on stderr:\n%s", errOut)
 	}
 	rec := decodeRecord(t, out)
@@ -51,7 +53,7 @@ func TestAskWindowFlag(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "k")
 	t.Setenv("OPENAI_BASE_URL", s.OpenAIBaseURL())
 	runs := t.TempDir()
-	code, _, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--provider", "openai", "--model", "gpt-4o",
+	code, _, errOut := runDefault(t, "", "ask", "--doc", exampleDoc, "--provider", "openai", "--model", "gpt-4o",
 		"--window", "6000", "--runs-dir", runs, "What caused the retry storm?")
 	for _, r := range s.Requests() {
 		planner := strings.Contains(r.System, "You are the planner")
@@ -85,7 +87,7 @@ func TestAskWindowFlag(t *testing.T) {
 // says so and that the figure is an estimate.
 func TestAskDryRunChecksTheWindow(t *testing.T) {
 	isolateEnv(t)
-	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--dry-run", "--json", "--no-save", "--model", "gpt-4", "What caused the retry storm?")
+	code, out, errOut := runDefault(t, "", "ask", "--doc", exampleDoc, "--dry-run", "--json", "--no-save", "--model", "gpt-4", "What caused the retry storm?")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
