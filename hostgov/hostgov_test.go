@@ -423,7 +423,7 @@ func TestPreCompactLedgerLockHeld(t *testing.T) {
 
 func TestConfineRefusesTrustedPaths(t *testing.T) {
 	project := t.TempDir()
-	for _, p := range []string{"../ledger.md", "/etc/ledger.md", ".git/ledger.md", ".claude/ledger.md", ".baton/x.md", "skills/a/SKILL.md", "baton.yaml", ".codex/l.md"} {
+	for _, p := range []string{"../ledger.md", "/etc/ledger.md", ".git/ledger.md", ".claude/ledger.md", ".baton/x.md", "skills/a/SKILL.md", "baton.yaml", ".codex/l.md", ".GIT/ledger.md", ".g\u200cit/ledger.md", "Baton.YAML", ".claude./ledger.md"} {
 		if _, err := confine(project, p); err == nil {
 			t.Errorf("confine accepted %q", p)
 		}

@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/baton-dev/baton/internal/writepolicy"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -258,7 +258,8 @@ func (s *session) measure(full bool) measure {
 // confine is where a hook's writes into the project are checked: the path
 // must stay inside the project, with no symlink leading out, and out of
 // what baton and the user's tools trust (git's folder, host and editor
-// configuration, skills and workflows).
+// configuration, skills and workflows), by the write policy every entry
+// point shares.
 func confine(project, rel string) (string, error) {
 	if rel == "" {
 		return "", errors.New("empty path")
@@ -267,14 +268,8 @@ func confine(project, rel string) (string, error) {
 		return "", fmt.Errorf("%s: a path inside the project is required", rel)
 	}
 	clean := filepath.ToSlash(filepath.Clean(rel))
-	first, _, _ := strings.Cut(clean, "/")
-	switch strings.ToLower(first) {
-	case ".git", ".baton", ".claude", ".codex", ".agents", ".cursor", ".vscode", ".idea", ".github":
-		return "", fmt.Errorf("%s: baton does not write under %s", rel, first)
-	}
-	base := strings.ToLower(filepath.Base(clean))
-	if base == "skill.md" || base == "baton.yaml" || strings.Contains("/"+strings.ToLower(clean), "/skills/") {
-		return "", fmt.Errorf("%s: baton does not write skill or workflow files", rel)
+	if err := writepolicy.CheckWrite(project, clean); err != nil {
+		return "", err
 	}
 	root, err := os.OpenRoot(project)
 	if err != nil {
