@@ -33,7 +33,7 @@ type Options struct {
 	Quick bool
 	// Only, when not empty, runs just the named benchmarks: "tokens",
 	// "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp",
-	// "distributed".
+	// "distributed", "structure".
 	Only []string
 	// Baton, when set, is a baton binary that the distributed benchmark
 	// starts `baton worker` processes from (`baton bench` sets its own);
@@ -67,7 +67,7 @@ func (o Options) logf(format string, a ...any) {
 }
 
 // Names are the benchmarks Options.Only accepts, in run order.
-var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp", "distributed"}
+var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp", "distributed", "structure"}
 
 // Report is everything one run measured.
 type Report struct {
@@ -148,6 +148,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		s, err := RunDistributed(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("distributed fan-out: %w", err)
+		}
+		r.Sections = append(r.Sections, s)
+	}
+	if opts.want("structure") {
+		opts.logf("structure pass on pathological documents")
+		s, err := RunStructure(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("structure pass: %w", err)
 		}
 		r.Sections = append(r.Sections, s)
 	}
