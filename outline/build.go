@@ -76,12 +76,7 @@ func tooManyLines(docs []Source, budget int) error {
 	}
 	e := &TooLargeError{Budget: budget, AtLeast: true}
 	for _, s := range docs {
-		top := 1 // the document's own line
-		for _, h := range s.Doc.Outline() {
-			if len(h.Path) == 0 {
-				top++
-			}
-		}
+		top := 1 + s.Doc.TopLevelHeadings() // and the document's own line
 		e.Need += top
 		e.PerDocument = append(e.PerDocument, DocumentNeed{Name: s.Name, Tokens: top})
 	}

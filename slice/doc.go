@@ -422,6 +422,18 @@ func (d *Document) index() {
 	})
 }
 
+// TopLevelHeadings is how many headings no other heading encloses, counted
+// without copying the outline.
+func (d *Document) TopLevelHeadings() int {
+	n := 0
+	for i := range d.headings {
+		if len(d.headings[i].anc) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Outline returns the document's headings in order. The slices are copies;
 // callers may keep or change them.
 func (d *Document) Outline() []Heading {
