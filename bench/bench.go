@@ -33,7 +33,7 @@ type Options struct {
 	Quick bool
 	// Only, when not empty, runs just the named benchmarks: "tokens",
 	// "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp",
-	// "distributed", "loogle".
+	// "distributed", "loogle", "structure".
 	Only []string
 	// Baton, when set, is a baton binary that the distributed benchmark
 	// starts `baton worker` processes from (`baton bench` sets its own);
@@ -71,7 +71,7 @@ func (o Options) logf(format string, a ...any) {
 }
 
 // Names are the benchmarks Options.Only accepts, in run order.
-var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp", "distributed", "loogle"}
+var Names = []string{"tokens", "pointers", "fanout", "overhead", "cost", "memory", "assembler", "scale", "mcp", "distributed", "loogle", "structure"}
 
 // Report is everything one run measured.
 type Report struct {
@@ -158,6 +158,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.want("loogle") {
 		opts.logf("long documents without headings (LooGLE)")
 		r.Sections = append(r.Sections, LoogleSection(opts.Loogle))
+	}
+	if opts.want("structure") {
+		opts.logf("structure pass on pathological documents")
+		s, err := RunStructure(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("structure pass: %w", err)
+		}
+		r.Sections = append(r.Sections, s)
 	}
 	r.Elapsed = time.Since(r.Started)
 	return r, nil

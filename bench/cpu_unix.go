@@ -3,6 +3,9 @@
 package bench
 
 import (
+	"os"
+	"runtime"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -14,4 +17,18 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS is the most resident memory a finished child process used, in
+// bytes, and whether the system says. Linux gives Maxrss in KiB, macOS and
+// the BSDs in bytes.
+func peakRSS(ps *os.ProcessState) (int64, bool) {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return 0, false
+	}
+	if runtime.GOOS == "darwin" || strings.HasSuffix(runtime.GOOS, "bsd") {
+		return int64(ru.Maxrss), true
+	}
+	return int64(ru.Maxrss) * 1024, true
 }

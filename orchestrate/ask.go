@@ -209,7 +209,13 @@ func (r *run) warnf(format string, a ...any) {
 func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	cfg.defaults()
 	start := cfg.Now()
-	r := &run{cfg: cfg, doc: slice.ParseString(cfg.Context), start: start}
+	doc, perr := slice.ParseContext(ctx, cfg.Context)
+	if perr != nil {
+		// Stopped in the structure pass: nothing was planned or paid,
+		// and the record says so.
+		doc = slice.LinesOnly([]byte(cfg.Context))
+	}
+	r := &run{cfg: cfg, doc: doc, start: start}
 	r.rec = &Record{
 		ID:           newRunID(start),
 		StartedAt:    start.UTC(),
@@ -230,11 +236,23 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	if r.rec.DryRun {
 		r.rec.Provider, r.rec.Model, r.rec.PlannerModel = "", "", ""
 	}
-	r.acct.Counter = string(cfg.Counter.Encoding())
-	r.acct.ContextTokens = r.contextCounted().Tokens()
-	r.singleCall()
-	r.acct.FallbackCeiling = r.fallbackCeiling()
-	err := r.ask(ctx)
+	if n := doc.CappedLines(); n > 0 {
+		r.warnf("%d lines nest block quotes or list items deeper than %d levels; the structure pass read the deeper part as text", n, slice.MaxNesting)
+	}
+	var err error
+	if perr != nil {
+		err = fmt.Errorf("reading the documents' structure: %w", perr)
+	} else {
+		r.acct.Counter = string(cfg.Counter.Encoding())
+		r.acct.ContextTokens = r.contextCounted().Tokens()
+		r.singleCall()
+		r.acct.FallbackCeiling = r.fallbackCeiling()
+		// Counting a large context takes a while: a cancel during it
+		// ends the run here, before any plan.
+		if err = ctx.Err(); err == nil {
+			err = r.ask(ctx)
+		}
+	}
 	r.acct.finish()
 	r.acct.Calibration = r.calib.Summary()
 	r.rec.Accounting = r.acct

@@ -70,18 +70,21 @@ func documentMap(doc *slice.Document, text string, sources []string, parts []sli
 		d := DocumentOutline{Name: p.Name, StartLine: p.StartLine, EndLine: min(p.EndLine, last), Sections: []OutlineSection{}}
 		d.Lines = max(d.EndLine-d.StartLine+1, 0)
 		d.Bytes = max(offs[p.EndLine+1]-offs[p.StartLine], 0)
-		var own []slice.Heading
-		for _, h := range heads {
+		// The document's headings by index: a Heading is large, and a
+		// document may have a million of them.
+		var own []int
+		for i, h := range heads {
 			if h.Line < p.StartLine || h.Line > p.EndLine || combined && h.Line == p.StartLine {
 				continue
 			}
 			if combined {
-				h.Level-- // Combine moved the file's headings down one level
+				heads[i].Level-- // Combine moved the file's headings down one level
 			}
-			own = append(own, h)
+			own = append(own, i)
 		}
-		keep := topLevels(own)
-		for _, h := range own {
+		keep := topLevels(heads, own)
+		for _, i := range own {
+			h := &heads[i]
 			if h.Level > keep {
 				continue
 			}
@@ -124,11 +127,11 @@ func combinedParts(heads []slice.Heading, sources []string, last int) []slice.Pa
 
 // topLevels is the deepest level kept: the MapLevels smallest levels used,
 // not counting a lone title heading.
-func topLevels(hs []slice.Heading) int {
+func topLevels(heads []slice.Heading, own []int) int {
 	var levels []int
-	for _, h := range hs {
-		if !slices.Contains(levels, h.Level) {
-			levels = append(levels, h.Level)
+	for _, i := range own {
+		if !slices.Contains(levels, heads[i].Level) {
+			levels = append(levels, heads[i].Level)
 		}
 	}
 	if len(levels) == 0 {
@@ -139,8 +142,8 @@ func topLevels(hs []slice.Heading) int {
 	if n := 0; len(levels) > MapLevels {
 		// A lone title heading over the whole document is not a level of
 		// its structure: keep two levels under it.
-		for _, h := range hs {
-			if h.Level == levels[0] {
+		for _, i := range own {
+			if heads[i].Level == levels[0] {
 				n++
 			}
 		}

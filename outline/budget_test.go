@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/baton-dev/baton/slice"
@@ -196,5 +197,32 @@ func TestBudgetRealTokenizer(t *testing.T) {
 	}
 	if prev == "" {
 		t.Fatal("no budget produced an outline")
+	}
+}
+
+// A document with more top-level headings than the budget has tokens cannot
+// fit: Build says so from the count of its lines, without counting an
+// outline larger than the document, and says the figure is a lower bound.
+func TestBuildTooManyTopLevelHeadings(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "# H%d\n## sub\n", i)
+	}
+	doc := slice.ParseString(b.String())
+	var counted atomic.Int64
+	c := tokens.Default().Metered(&counted)
+	_, err := Build([]Source{{Name: "big.md", Doc: doc}}, c, 2000)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) {
+		t.Fatalf("Build: %v, want a TooLargeError", err)
+	}
+	if !tl.AtLeast || tl.Need != 3001 || len(tl.PerDocument) != 1 || tl.PerDocument[0].Tokens != 3001 {
+		t.Errorf("error %+v, want a lower bound of 3001 tokens", tl)
+	}
+	if n := counted.Load(); n != 0 {
+		t.Errorf("counted %d bytes to learn what the heading count says", n)
+	}
+	if !strings.Contains(err.Error(), "need at least 3001 tokens") {
+		t.Errorf("message %q", err)
 	}
 }

@@ -33,6 +33,11 @@ func Build(docs []Source, c Counter, budget int) (*Outline, error) {
 			return nil, fmt.Errorf("outline: two documents are named %q; give each a distinct name", s.Name)
 		}
 		names[s.Name] = true
+	}
+	if err := tooManyLines(docs, budget); err != nil {
+		return nil, err
+	}
+	for _, s := range docs {
 		info, entries := sections(s, c)
 		o.Documents = append(o.Documents, info)
 		o.all = append(o.all, entries...)
@@ -59,6 +64,28 @@ func Build(docs []Source, c Counter, budget int) (*Outline, error) {
 		}
 	}
 	return nil, o.tooLarge(c)
+}
+
+// tooManyLines returns a *TooLargeError when the documents have more
+// top-level headings than the budget has tokens: each is a line of the
+// smallest outline, and no tokenizer spends less than a token on a line. It
+// spares counting the outline of a document of a million headings (a text
+// larger than the document) only to learn that it cannot fit; Need is then
+// that lower bound.
+func tooManyLines(docs []Source, budget int) error {
+	if budget <= 0 {
+		return nil
+	}
+	e := &TooLargeError{Budget: budget, AtLeast: true}
+	for _, s := range docs {
+		top := 1 + s.Doc.TopLevelHeadings() // and the document's own line
+		e.Need += top
+		e.PerDocument = append(e.PerDocument, DocumentNeed{Name: s.Name, Tokens: top})
+	}
+	if e.Need <= budget {
+		return nil
+	}
+	return e
 }
 
 // choose fills Entries with what an outline of the given depth shows.

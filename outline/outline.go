@@ -112,6 +112,10 @@ var ErrTooLarge = errors.New("outline does not fit the budget")
 type TooLargeError struct {
 	Budget int
 	Need   int // tokens of the smallest outline of all documents together
+	// AtLeast says Need and the per-document figures are lower bounds (a
+	// token for each line of the smallest outline), given when they alone
+	// are over the budget and the outline was not counted.
+	AtLeast bool
 	// PerDocument is, for each document in order, the tokens of its
 	// smallest outline on its own.
 	PerDocument []DocumentNeed
@@ -130,12 +134,16 @@ func (e *TooLargeError) Error() string {
 			largest = d
 		}
 	}
-	if len(e.PerDocument) > 1 && largest.Tokens <= e.Budget {
-		return fmt.Sprintf("outline: even the top-level headings need %d tokens and the budget is %d; split the %d documents into groups outlined separately (the largest, %q, needs %d)",
-			e.Need, e.Budget, len(e.PerDocument), largest.Name, largest.Tokens)
+	need := "need"
+	if e.AtLeast {
+		need = "need at least"
 	}
-	return fmt.Sprintf("outline: even the top-level headings of %q need %d tokens and the budget is %d; split the document (or raise the budget)",
-		largest.Name, largest.Tokens, e.Budget)
+	if len(e.PerDocument) > 1 && largest.Tokens <= e.Budget {
+		return fmt.Sprintf("outline: even the top-level headings %s %d tokens and the budget is %d; split the %d documents into groups outlined separately (the largest, %q, needs %d)",
+			need, e.Need, e.Budget, len(e.PerDocument), largest.Name, largest.Tokens)
+	}
+	return fmt.Sprintf("outline: even the top-level headings of %q %s %d tokens and the budget is %d; split the document (or raise the budget)",
+		largest.Name, need, largest.Tokens, e.Budget)
 }
 
 func (e *TooLargeError) Unwrap() error { return ErrTooLarge }

@@ -26,6 +26,7 @@ package slice
 
 import (
 	"bytes"
+	"context"
 	"regexp"
 	"sort"
 	"strings"
@@ -85,6 +86,10 @@ type Document struct {
 	vocab   map[string]bool
 
 	passageState
+
+	// capped counts the lines whose nesting past MaxNesting was read as
+	// text (nesting.go).
+	capped int
 }
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building
@@ -139,17 +144,36 @@ func Parse(src []byte) *Document { return ParseString(string(src)) }
 // copies: the text a caller already holds (a run's whole context) is not
 // held twice, and Text and whole-section cuts return parts of it.
 func ParseString(s string) *Document {
+	d, _ := ParseContext(context.Background(), s)
+	return d
+}
+
+// ParseContext is ParseString that stops early when ctx is done, returning
+// ctx's error and no Document. The pass is linear in the size of s: block
+// quotes and list items nested past MaxNesting are read as text, and
+// CappedLines says on how many lines.
+func ParseContext(ctx context.Context, s string) (*Document, error) {
 	src := unsafe.Slice(unsafe.StringData(s), len(s)) // never written to
 	d := &Document{text: s, src: src, lineStarts: lineStarts(src)}
-	parseSrc := parseView(src)
+	parseSrc, capped := capNesting(parseView(src))
+	d.capped = capped
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	pc := parser.NewContext()
-	root := blocksOnly().Parse(text.NewReader(parseSrc), parser.WithContext(pc))
+	root := blocksOnly().Parse(&cancelReader{Reader: text.NewReader(parseSrc), ctx: ctx}, parser.WithContext(pc))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	refs := pc.References()
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
 		if !ok {
 			continue
+		}
+		if len(d.headings)%4096 == 4095 && ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		start := headingStart(h)
 		if start < 0 {
@@ -193,8 +217,14 @@ func ParseString(s string) *Document {
 		}
 	}
 	d.uniquePaths()
-	return d
+	return d, nil
 }
+
+// CappedLines is how many lines had block quotes or list items nested
+// deeper than MaxNesting (or indented too far under many of them), whose
+// deeper part the structure pass read as text: 0 for any document written
+// by hand.
+func (d *Document) CappedLines() int { return d.capped }
 
 // parseView returns the bytes goldmark should see: the same length and line
 // breaks as src, so offsets map to lines directly. A lone '\r' ends a line
@@ -389,6 +419,18 @@ func (d *Document) index() {
 			}
 		}
 	})
+}
+
+// TopLevelHeadings is how many headings no other heading encloses, counted
+// without copying the outline.
+func (d *Document) TopLevelHeadings() int {
+	n := 0
+	for i := range d.headings {
+		if len(d.headings[i].anc) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Outline returns the document's headings in order. The slices are copies;

@@ -28,13 +28,13 @@ func (d *Document) uniquePaths() {
 	}
 	// Titles equal but for case are duplicates: matching ignores case.
 	titleKey := strings.ToLower
-	count := map[sib]int{}
+	count := make(map[sib]int, len(d.headings))
 	for i := range d.headings {
 		h := &d.headings[i]
 		count[sib{parentOf(h), titleKey(h.Title)}]++
 	}
-	seen := map[sib]int{}
-	used := map[string]bool{}
+	seen := make(map[sib]int, len(d.headings))
+	used := make(map[string]bool, len(d.headings))
 	for i := range d.headings {
 		h := &d.headings[i]
 		s := sib{parentOf(h), titleKey(h.Title)}

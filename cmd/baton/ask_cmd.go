@@ -371,7 +371,8 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 		if err := enc.Encode(rec); err != nil {
 			return err
 		}
-	case rec.DryRun:
+	case rec.DryRun && !errors.Is(runErr, context.Canceled):
+		// A dry run stopped before its plan has nothing to show.
 		printDryRun(out, rec)
 	case answer != nil && answer.finish():
 		// Printed as it arrived; not again.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -98,7 +99,13 @@ its path, and line numbers refer to the combined text.`,
 			if len(sections) == 0 && len(passages) == 0 && !outline && !listPass {
 				d = slice.LinesOnly(src)
 			} else {
-				d = parseMarkdown(src)
+				d, err = parseMarkdown(cmd.Context(), src)
+				if err != nil {
+					return fmt.Errorf("reading the document's structure: %w", err)
+				}
+				if n := d.CappedLines(); n > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %d lines nest block quotes or list items deeper than %d levels; their deeper part was read as text\n", n, slice.MaxNesting)
+				}
 			}
 			out := cmd.OutOrStdout()
 			if listPass || (outline && !asJSON && len(d.Outline()) == 0) {
@@ -150,9 +157,11 @@ its path, and line numbers refer to the combined text.`,
 	return cmd
 }
 
-// parseMarkdown is slice.Parse; a test replaces it to see that --lines
-// alone never parses.
-var parseMarkdown = slice.Parse
+// parseMarkdown is the structure pass, which Ctrl-C stops; a test
+// replaces it to see that --lines alone never parses.
+var parseMarkdown = func(ctx context.Context, src []byte) (*slice.Document, error) {
+	return slice.ParseContext(ctx, string(src))
+}
 
 var lineRangeRe = regexp.MustCompile(`^\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?$`)
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -228,8 +229,9 @@ func TestSliceLinesAloneDoesNotParse(t *testing.T) {
 	}
 	want := slice.Parse(data).Extract(slice.Pointers{LineRanges: [][2]int{{3, 9}, {20, 22}, {5000, 5001}}}).Text
 	parsed := 0
-	parseMarkdown = func(src []byte) *slice.Document { parsed++; return slice.Parse(src) }
-	defer func() { parseMarkdown = slice.Parse }()
+	orig := parseMarkdown
+	parseMarkdown = func(ctx context.Context, src []byte) (*slice.Document, error) { parsed++; return orig(ctx, src) }
+	defer func() { parseMarkdown = orig }()
 	code, got, stderr := runBaton(t, "", args...)
 	if code != exitOK || parsed != 0 {
 		t.Fatalf("exit %d, parsed %d times; stderr %s", code, parsed, stderr)

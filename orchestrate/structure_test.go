@@ -1,0 +1,57 @@
+package orchestrate_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/baton-dev/baton/orchestrate"
+)
+
+// A document nesting list items past the structure pass's bound is still
+// planned and sliced; the record says the deeper part was read as text.
+func TestAskRecordsCappedNesting(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Inventory\n\n")
+	for i := range 200 {
+		b.WriteString(strings.Repeat(" ", 2*i) + "- pump housing\n")
+	}
+	b.WriteString("\n# Maintenance\n\nThe pumps are checked weekly.\n")
+	rec, err := orchestrate.Ask(context.Background(), orchestrate.Config{
+		Task: "How often are the pumps checked?", Context: b.String(), DryRun: true,
+	})
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	found := false
+	for _, w := range rec.Warnings {
+		found = found || strings.Contains(w, "deeper than 32 levels")
+	}
+	if !found {
+		t.Errorf("no warning of the cut in %q", rec.Warnings)
+	}
+	var titles []string
+	for _, d := range rec.DocumentMap {
+		for _, s := range d.Sections {
+			titles = append(titles, s.Title)
+		}
+	}
+	if strings.Join(titles, "|") != "Inventory|Maintenance" {
+		t.Errorf("sections %q", titles)
+	}
+}
+
+// An ask cancelled before or during its structure pass ends with the
+// cancellation, plans nothing and calls no model.
+func TestAskCancelledInStructurePass(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec, err := orchestrate.Ask(ctx, orchestrate.Config{Task: "What?", Context: "# A\n\ntext\n", DryRun: true})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Ask: %v, want the cancellation", err)
+	}
+	if rec == nil || rec.Plan != nil || len(rec.Calls) != 0 || rec.Error == "" {
+		t.Errorf("record %+v", rec)
+	}
+}
