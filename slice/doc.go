@@ -55,6 +55,9 @@ type Heading struct {
 	// ordinal for equal titles under one parent ("Globex > Pricing",
 	// "Notes (2)"). A pointer may cite it as written.
 	UniquePath string `json:"unique_path"`
+	// ID is the id of a trailing attribute block (`## Title {#id}`), which
+	// a pointer may cite instead of, or beside, the title.
+	ID string `json:"id,omitempty"`
 
 	// raw is the line span of the heading itself (several lines for a
 	// setext heading); Combine rewrites exactly these lines.
@@ -104,6 +107,9 @@ var markdown = sync.OnceValue(func() parser.Parser { return goldmark.DefaultPars
 var blocksOnly = sync.OnceValue(func() parser.Parser {
 	return parser.NewParser(
 		parser.WithBlockParsers(blockParsers()...),
+		// `## Title {#id .class}` (kramdown, pandoc, MkDocs, Hugo, RFC sources):
+		// the block is an attribute, not part of the title.
+		parser.WithHeadingAttribute(),
 		parser.WithParagraphTransformers(append(parser.DefaultParagraphTransformers(),
 			util.Prioritized(dropParagraphText{}, 1000))...),
 	)
@@ -196,7 +202,7 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 		anc := append([]int(nil), stack...)
 		title := headingTitle(h, parseSrc, refs)
 		d.headings = append(d.headings, Heading{
-			Level: h.Level, Title: title, Line: line, Path: path,
+			Level: h.Level, Title: title, Line: line, Path: path, ID: headingID(h),
 			rawEnd: rawEnd, setext: setext, anc: anc,
 		})
 		stack = append(stack, len(d.headings)-1)
@@ -218,6 +224,18 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 	}
 	d.uniquePaths()
 	return d, nil
+}
+
+// headingID is the id of h's attribute block, or "".
+func headingID(h *ast.Heading) string {
+	v, ok := h.AttributeString("id")
+	if !ok {
+		return ""
+	}
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	return ""
 }
 
 // CappedLines is how many lines had block quotes or list items nested

@@ -181,7 +181,10 @@ func (d *Document) joinSpans(spans [][2]int) string {
 // matchSection runs the tiers in order; the first tier with any hit wins. A
 // nil Miss means the pointer matched.
 func (d *Document) matchSection(ptr string) (Match, []string, *Miss) {
-	plain := plainPointer(ptr)
+	if m, ok := d.matchID(ptr); ok {
+		return m, nil, nil
+	}
+	plain := plainPointer(stripAttrBlock(ptr))
 	pk := keysOf(plain)
 	if pk.full == "" && pk.num == "" {
 		return Match{}, []string{fmt.Sprintf("section %q matched nothing (it names no title)", ptr)}, &Miss{Pointer: ptr, Candidates: []string{}}
@@ -248,6 +251,40 @@ func (d *Document) matchSection(ptr string) (Match, []string, *Miss) {
 		miss.Candidates = append(miss.Candidates, d.headings[j].UniquePath)
 	}
 	return Match{}, []string{w}, miss
+}
+
+// attrBlock is a trailing attribute block as kramdown, pandoc and MkDocs
+// write it after a heading's title: `{#id .class key=val}`.
+var attrBlock = regexp.MustCompile(`\s*\{\s*#([^\s{}]+)[^{}]*\}\s*$`)
+
+// stripAttrBlock drops a trailing attribute block from a pointer, so that
+// "Title {#id}" copied from the source matches the heading "Title".
+func stripAttrBlock(ptr string) string {
+	if loc := attrBlock.FindStringIndex(ptr); loc != nil && loc[0] > 0 {
+		return ptr[:loc[0]]
+	}
+	return ptr
+}
+
+// matchID matches a pointer that cites a heading's attribute-block id:
+// "Title {#id}", "{#id}", "#id" or the bare id. An id names one heading
+// (a document that repeats one is matched by title instead).
+func (d *Document) matchID(ptr string) (Match, bool) {
+	id := strings.TrimSpace(ptr)
+	if m := attrBlock.FindStringSubmatch(id); m != nil {
+		id = m[1]
+	} else {
+		id = strings.TrimPrefix(id, "#")
+	}
+	if id == "" || strings.ContainsAny(id, " \t") {
+		return Match{}, false
+	}
+	hits := d.find(func(h *Heading) bool { return h.ID != "" && h.ID == id })
+	if len(hits) != 1 {
+		return Match{}, false
+	}
+	h := &d.headings[hits[0]]
+	return Match{Pointer: ptr, Heading: h.Title, StartLine: h.Line, EndLine: h.EndLine, Kind: KindExact}, true
 }
 
 // holdsAll returns the hit whose section contains every other hit's, if
