@@ -31,7 +31,14 @@ func singleCallLine(rec *orchestrate.Record) string {
 		return fmt.Sprintf("%s %s input tokens%s; %s (the task and the whole context, %s tokens) would not fit the %s-token window",
 			verb, thousands(sent), tail, plain, thousands(single), thousands(a.SingleCallWindow))
 	}
+	if planner(rec) == orchestrate.PlannerDirect {
+		// auto found no plan that would send less: the run is the plain call.
+		return fmt.Sprintf("%s exactly the input of %s (%s tokens): no plan would send less, so the answer comes from that one call", verb, plain, thousands(single))
+	}
 	figures := fmt.Sprintf("(%s vs %s tokens%s)", thousands(sent), thousands(single), tail)
+	if sent == single {
+		return fmt.Sprintf("%s the same input as %s %s", verb, plain, figures)
+	}
 	if sent > single {
 		why := "on this context a plain call is cheaper"
 		if planner(rec) == orchestrate.PlannerLLM {
