@@ -241,7 +241,7 @@ func TestAskOutlineSelfAnswerBecomesALookup(t *testing.T) {
 // by cost, on a larger one, even when the full request would still fit.
 func TestAskAutoPicksFullOrOutlineByTheShare(t *testing.T) {
 	const window = 20000
-	large := bigDoc(12, 400)
+	large := bigDoc(12, 450)
 	n := tokens.Count(large)
 	room := int(orchestrate.FullPlannerShare * float64(window-orchestrate.DefaultPlannerTokens))
 	if n < room || n+n/10+orchestrate.DefaultPlannerTokens > window {
@@ -285,7 +285,7 @@ func TestAskAutoPicksFullOrOutlineByTheShare(t *testing.T) {
 // retrieval planner and answers with a warning; --planner outline fails the
 // run with the paid usage in the record.
 func TestAskOutlinePlannerGarbageTwice(t *testing.T) {
-	large := bigDoc(12, 400)
+	large := bigDoc(12, 450)
 	for _, mode := range []string{orchestrate.PlannerAuto, orchestrate.PlannerOutline} {
 		t.Run(mode, func(t *testing.T) {
 			s := llmtest.NewServer(t, garbage())
@@ -363,7 +363,7 @@ func TestAskOutlineTooLarge(t *testing.T) {
 // full request's count for a small document, the outline request's for a
 // large one, and planner_reason says it is an estimate.
 func TestAskDryRunEstimatesThePlannerAutoWouldPick(t *testing.T) {
-	large := bigDoc(12, 400)
+	large := bigDoc(12, 450)
 	for _, tc := range []struct {
 		name, text, want string
 	}{
@@ -395,20 +395,20 @@ func TestAskDryRunEstimatesThePlannerAutoWouldPick(t *testing.T) {
 	}
 }
 
-// A corpus of 40 documents, ten times the planner's window, is planned from
+// A corpus of 36 documents, ten times the planner's window, is planned from
 // its outline and answered: no request the fake sees is over its window,
 // and the one document the plan names is all its sub-agent gets.
 func TestAskOutlineOverACorpusTenTimesTheWindow(t *testing.T) {
 	var docs []slice.NamedDoc
 	var names []string
-	for d := range 40 {
+	for d := range 36 {
 		name := fmt.Sprintf("report-%02d.md", d+1)
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Report %d\n\nThe report of unit %d, marker-doc-%d.\n\n", d+1, d+1, d+1)
 		for p := range 4 {
 			fmt.Fprintf(&b, "## Part %d\n\nPart %d of unit %d. ", p+1, p+1, d+1)
-			for j := range 260 {
-				fmt.Fprintf(&b, "w%d ", (d*880+p*220+j)%997)
+			for j := range 290 {
+				fmt.Fprintf(&b, "w%d ", (d*1160+p*290+j)%997)
 			}
 			b.WriteString("\n\n")
 		}
