@@ -97,7 +97,12 @@ type Document struct {
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building
 // one is not free.
-var markdown = sync.OnceValue(func() parser.Parser { return goldmark.DefaultParser() })
+var markdown = sync.OnceValue(func() parser.Parser {
+	p := goldmark.DefaultParser()
+	// As blocksOnly reads them: an attribute block is not part of a title.
+	p.AddOptions(parser.WithHeadingAttribute())
+	return p
+})
 
 // blocksOnly finds the document's structure without parsing the inline
 // markup of every paragraph, which is most of a full parse (raw HTML and
