@@ -78,7 +78,8 @@ func (s *session) preCompact() (Result, error) {
 	if since.IsZero() {
 		since = st.Started
 	}
-	if latest != nil && !since.IsZero() && !latest.Time.Before(since.Truncate(time.Second)) {
+	if latest != nil && !since.IsZero() && !latest.Time.Before(since.Truncate(time.Second)) && latest.Time.After(st.Covered) {
+		s.cover(latest.Time)
 		reset.LedgerTime = latest.Time
 		s.log(runlog.Event{Type: runlog.LedgerWritten, LedgerPath: s.o.Ledger, LedgerTime: latest.Time,
 			Complete: runlog.Bool(true), Note: NoteByAgent}, reset)
@@ -115,11 +116,20 @@ func (s *session) preCompact() (Result, error) {
 	if kept {
 		_ = os.Remove(keep)
 	}
+	s.cover(e.Time)
 	reset.LedgerTime = e.Time
 	s.log(runlog.Event{Type: runlog.LedgerWritten, LedgerPath: s.o.Ledger, LedgerTime: e.Time,
 		Complete: runlog.Bool(true), Note: NoteComposed}, reset)
 	s.note("baton: wrote a ledger entry to %s before the %s compaction", s.o.Ledger, trigger)
 	return s.result(nil), nil
+}
+
+// cover records the entry that covered this compaction, so that the next
+// one asks for an entry newer than it.
+func (s *session) cover(at time.Time) {
+	if err := s.withState(func(x *sessionState) { x.Covered = at }); err != nil {
+		s.note("baton: session state: %v", err)
+	}
 }
 
 // postCompact (Codex) records the end of a compaction.

@@ -448,3 +448,32 @@ func writeFile(t *testing.T, p, s string) {
 		t.Fatal(err)
 	}
 }
+
+// Two compactions within one second and no entry of the agent's between
+// them: the entry baton composed for the first covers only the first, so
+// the second gets its own. (Headings have whole seconds; the composed
+// entry once passed for one written since the first compaction.)
+func TestPreCompactTwiceComposesTwice(t *testing.T) {
+	project := t.TempDir()
+	tr := workSession(t, project)
+	for range 2 {
+		handle(t, EventPreCompact, payload(EventPreCompact, "s1", tr, map[string]any{"trigger": "auto"}), project, opts())
+	}
+	entries, _, err := ledger.Read(filepath.Join(project, "specs/ledger.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("%d ledger entries after two compactions with none of the agent's, want 2", len(entries))
+	}
+	evs := sessionEvents(t, project, "s1")
+	composed := 0
+	for _, ev := range evs {
+		if ev.Type == runlog.LedgerWritten && ev.Note == NoteComposed {
+			composed++
+		}
+	}
+	if composed != 2 {
+		t.Errorf("%d entries recorded as composed by baton, want 2", composed)
+	}
+}

@@ -165,6 +165,12 @@ type sessionState struct {
 	Announced string `json:"announced,omitempty"`
 	// LastReset is the time of the last compaction or clear baton saw.
 	LastReset time.Time `json:"last_reset,omitzero"`
+	// Covered is the heading time of the ledger entry that covered the
+	// last compaction (the agent's, or the one baton composed for it). It
+	// is written before that compaction, so it never counts as written
+	// since it: headings have whole seconds, and one composed a moment
+	// before a reset would otherwise pass for the agent's next entry.
+	Covered time.Time `json:"covered,omitzero"`
 	// Pending are lines for the agent that no hook could give it when
 	// they arose (a sub-agent that ran in the background ends with no
 	// hook of the parent's); the next hook that can add context does.
