@@ -408,8 +408,9 @@ func TestPreCompactLedgerLockHeld(t *testing.T) {
 		t.Fatalf("the composed entry is not kept while the ledger is locked: %v", err)
 	}
 	unlock()
-	// The append waiting for the lock goes through once it is free.
-	deadline := time.Now().Add(10 * time.Second)
+	// The append waiting for the lock goes through once it is free (the
+	// deadline only catches a hang, however busy the machine).
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if e, err := ledger.Latest(path); err == nil && strings.Contains(strings.Join(e.Artifacts, " "), "config/parse.go") {
 			break
