@@ -198,7 +198,7 @@ func TestSustainedRateExcludesBurst(t *testing.T) {
 }
 
 func TestMedianRun(t *testing.T) {
-	r, spread, err := medianRun(context.Background(), 4, 2, 5*time.Millisecond, 3)
+	r, spread, err := medianRun(context.Background(), "", 4, 2, 5*time.Millisecond, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

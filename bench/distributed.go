@@ -228,7 +228,7 @@ func distPoint(ctx context.Context, opts Options, srv *pgserver.Server, fake *di
 		}
 		runs = append(runs, r)
 		opts.logf("  the same ask in this process at concurrency %d, run %d of %d", k, rep+1, reps)
-		local, err := runFanout(ctx, n, k, distLatency, false)
+		local, err := runFanout(ctx, "", n, k, distLatency, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("local at concurrency %d: %w", k, err)
 		}

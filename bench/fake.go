@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/baton-dev/baton/llm"
-	"github.com/baton-dev/baton/llm/anthropic"
 	"github.com/baton-dev/baton/llm/llmtest"
 )
 
@@ -77,9 +76,5 @@ func filler(seed string, n int) string {
 // newModel is baton's production stack against the fake: the Anthropic
 // provider on the real SDK, inside the limits, inside the retry policy.
 func newModel(srv *llmtest.Server, limits llm.Limits, policy llm.RetryPolicy) (llm.Model, error) {
-	p, err := anthropic.New(anthropic.Config{BaseURL: srv.AnthropicBaseURL(), APIKey: "bench", Model: ModelName})
-	if err != nil {
-		return nil, err
-	}
-	return llm.WithRetry(llm.WithLimits(p, limits), policy), nil
+	return newModelAt(srv.AnthropicBaseURL(), limits, policy)
 }

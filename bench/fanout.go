@@ -61,18 +61,31 @@ type FanoutRun struct {
 	PeakHeap    uint64        // peak heap in use during the run, above the baseline
 	PeakHeapAll uint64        // peak heap in use during the run
 	// FakeCount is the CPU time the fake spent counting tokens to report
-	// usage, measured by replaying its counts after the run.
+	// usage, measured by replaying its counts after the run (zero when
+	// the fake ran in a child process, whose CPU is not this process's).
 	FakeCount time.Duration
+	// Remote says the fake ran in a child process; FakeCPU is that
+	// process's CPU time.
+	Remote  bool
+	FakeCPU time.Duration
 }
 
-// runFanout runs one ask of n subtasks at concurrency k with latency l.
-func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) (FanoutRun, error) {
-	const parts = 20
-	doc := fanoutDoc(parts)
-	srv := newFake(fanoutPlan(n, parts))
-	defer srv.Close()
-	srv.SetLatency(l)
-	m, err := newModel(srv, llm.Limits{Concurrency: k}, llm.RetryPolicy{})
+// runFanout runs one ask of n subtasks at concurrency k with latency l,
+// against a fake in a child process of baton when baton names a baton
+// binary, else against one in this process.
+func runFanout(ctx context.Context, baton string, n, k int, l time.Duration, sampleHeap bool) (FanoutRun, error) {
+	doc := fanoutDoc(fanoutParts)
+	fake, err := startFanoutFake(ctx, baton, n, l)
+	if err != nil {
+		return FanoutRun{}, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			fake.close()
+		}
+	}()
+	m, err := newModelAt(fake.url, llm.Limits{Concurrency: k}, llm.RetryPolicy{})
 	if err != nil {
 		return FanoutRun{}, err
 	}
@@ -90,11 +103,14 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 	})
 	whole := time.Since(start)
 	cpu := processCPU() - cpu0
-	r := FanoutRun{N: n, K: k, Whole: whole, CPU: cpu,
+	r := FanoutRun{N: n, K: k, Whole: whole, CPU: cpu, Remote: fake.local == nil,
 		Ideal: time.Duration(math.Ceil(float64(n)/float64(k))) * l}
 	if heap != nil {
 		r.PeakHeapAll, r.PeakHeap = heap.stop()
 	}
+	reqs := fake.requests()
+	closed = true
+	r.FakeCPU = fake.close()
 	if err != nil {
 		return r, err
 	}
@@ -104,7 +120,9 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 		}
 	}
 	r.Dispatch = clock.dispatch()
-	r.FakeCount = replayFakeCounts(srv.Requests())
+	if reqs != nil {
+		r.FakeCount = replayFakeCounts(reqs)
+	}
 	return r, nil
 }
 
@@ -258,10 +276,10 @@ const FanoutReps = 3
 
 // medianRun runs one fan-out point reps times and keeps, field by field, the
 // median, with the lowest and highest dispatch/ideal seen.
-func medianRun(ctx context.Context, n, k int, l time.Duration, reps int) (FanoutRun, [2]float64, error) {
+func medianRun(ctx context.Context, baton string, n, k int, l time.Duration, reps int) (FanoutRun, [2]float64, error) {
 	var runs []FanoutRun
 	for range reps {
-		r, err := runFanout(ctx, n, k, l, false)
+		r, err := runFanout(ctx, baton, n, k, l, false)
 		if err != nil {
 			return r, [2]float64{}, err
 		}
@@ -317,7 +335,7 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 		for _, k := range ks {
 			for _, n := range ns {
 				opts.logf("  fan-out N=%d K=%d L=%s, %s", n, k, lat, runsPhrase(reps))
-				r, spread, err := medianRun(ctx, n, k, lat, reps)
+				r, spread, err := medianRun(ctx, opts.Baton, n, k, lat, reps)
 				if err != nil {
 					return Section{}, fmt.Errorf("fan-out N=%d K=%d L=%s: %w", n, k, lat, err)
 				}

@@ -52,7 +52,7 @@ func BenchmarkCount(b *testing.B) {
 // latency: baton's own cost per run, plus the fake's.
 func BenchmarkAsk100(b *testing.B) {
 	for b.Loop() {
-		if _, err := runFanout(context.Background(), 100, 32, 0, false); err != nil {
+		if _, err := runFanout(context.Background(), "", 100, 32, 0, false); err != nil {
 			b.Fatal(err)
 		}
 	}
