@@ -198,9 +198,14 @@ func TestSustainedRateExcludesBurst(t *testing.T) {
 }
 
 func TestMedianRun(t *testing.T) {
-	r, spread, err := medianRun(context.Background(), "", 4, 2, 5*time.Millisecond, 3)
+	r, spread, err := medianRun(context.Background(), "", 4, 2, 5*time.Millisecond, 3, true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The plain client made the same four calls, two at a time: at least
+	// two rounds of the fake's latency.
+	if r.Plain < 2*5*time.Millisecond {
+		t.Errorf("plain client's dispatch %v, want at least two rounds of 5ms", r.Plain)
 	}
 	if r.Failed != 0 || r.Dispatch <= 0 || r.Whole < r.Dispatch {
 		t.Errorf("median run %+v", r)

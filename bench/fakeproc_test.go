@@ -39,6 +39,11 @@ func TestFanoutAgainstAFakeInAChildProcess(t *testing.T) {
 			t.Errorf("N=%d: no CPU reported for the child fake", r.N)
 		}
 	}
+	// A plain SDK client's same twelve calls, four at a time, against its
+	// own child fake: three rounds of the latency at least.
+	if p, err := plainFanout(ctx, bin, 12, 4, 5*time.Millisecond); err != nil || p < 15*time.Millisecond {
+		t.Errorf("plain client: %v, %v", p, err)
+	}
 	table, target := overheadCPU(one, big, 12)
 	if target.Why != "" && strings.Contains(target.Why, "not measured") {
 		t.Errorf("target with a child fake: %+v", target)

@@ -68,6 +68,9 @@ type FanoutRun struct {
 	// process's CPU time.
 	Remote  bool
 	FakeCPU time.Duration
+	// Plain is the wall time of the same calls made by a plain SDK client
+	// (plainFanout), when measured.
+	Plain time.Duration
 }
 
 // runFanout runs one ask of n subtasks at concurrency k with latency l,
@@ -276,12 +279,17 @@ const FanoutReps = 3
 
 // medianRun runs one fan-out point reps times and keeps, field by field, the
 // median, with the lowest and highest dispatch/ideal seen.
-func medianRun(ctx context.Context, baton string, n, k int, l time.Duration, reps int) (FanoutRun, [2]float64, error) {
+func medianRun(ctx context.Context, baton string, n, k int, l time.Duration, reps int, plain bool) (FanoutRun, [2]float64, error) {
 	var runs []FanoutRun
 	for range reps {
 		r, err := runFanout(ctx, baton, n, k, l, false)
 		if err != nil {
 			return r, [2]float64{}, err
+		}
+		if plain {
+			if r.Plain, err = plainFanout(ctx, baton, n, k, l); err != nil {
+				return r, [2]float64{}, err
+			}
 		}
 		runs = append(runs, r)
 	}
@@ -297,6 +305,7 @@ func medianRun(ctx context.Context, baton string, n, k int, l time.Duration, rep
 	out.Dispatch = med(func(r FanoutRun) time.Duration { return r.Dispatch })
 	out.Whole = med(func(r FanoutRun) time.Duration { return r.Whole })
 	out.CPU = med(func(r FanoutRun) time.Duration { return r.CPU })
+	out.Plain = med(func(r FanoutRun) time.Duration { return r.Plain })
 	spread := [2]float64{math.Inf(1), 0}
 	for _, r := range runs {
 		q := float64(r.Dispatch) / float64(r.Ideal)
@@ -327,15 +336,18 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	// explains (the ⌈N/K⌉·(L + min(N,K)·c/cores) column), and worstGot the
 	// median measured.
 	worstEst, worstGot := map[time.Duration]time.Duration{}, map[time.Duration]time.Duration{}
+	// worstPlain is the largest ratio of baton's dispatch to a plain SDK
+	// client's making the same calls (measured at the first latency).
+	worstPlain, worstPlainAt := 0.0, ""
 	for _, lat := range FanoutLatencies {
 		tb := Table{
 			Title:  fmt.Sprintf("Dispatch wall time, fake latency L = %s per call, %s", lat, runsPhrase(reps)),
-			Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "lowest–highest of the runs", "whole ask", "CPU per call c", "⌈N/K⌉·(L + min(N,K)·c/cores)", "process CPU / (whole · cores)", "failed"},
+			Header: []string{"N", "K", "ideal ⌈N/K⌉·L", "dispatch", "dispatch/ideal", "lowest–highest of the runs", "whole ask", "CPU per call c", "⌈N/K⌉·(L + min(N,K)·c/cores)", "process CPU / (whole · cores)", "plain SDK client /ideal", "failed"},
 		}
 		for _, k := range ks {
 			for _, n := range ns {
 				opts.logf("  fan-out N=%d K=%d L=%s, %s", n, k, lat, runsPhrase(reps))
-				r, spread, err := medianRun(ctx, opts.Baton, n, k, lat, reps)
+				r, spread, err := medianRun(ctx, opts.Baton, n, k, lat, reps, lat == FanoutLatencies[0])
 				if err != nil {
 					return Section{}, fmt.Errorf("fan-out N=%d K=%d L=%s: %w", n, k, lat, err)
 				}
@@ -345,12 +357,19 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 				perCall := r.CPU / time.Duration(n+2) // sub-agents, planner and synthesis
 				rounds := math.Ceil(float64(n) / float64(k))
 				queued := time.Duration(rounds * (float64(lat) + float64(min(n, k))*float64(perCall)/cores))
+				plainQ := "–"
+				if r.Plain > 0 {
+					plainQ = fmt.Sprintf("%.3f", float64(r.Plain)/float64(r.Ideal))
+					if vs := float64(r.Dispatch) / float64(r.Plain); vs > worstPlain {
+						worstPlain, worstPlainAt = vs, fmt.Sprintf("N=%d, K=%d", n, k)
+					}
+				}
 				if q > worst[lat] {
 					worst[lat], worstAt[lat] = q, fmt.Sprintf("N=%d, K=%d", n, k)
 					worstEst[lat], worstGot[lat] = queued, r.Dispatch
 				}
 				tb.Rows = append(tb.Rows, []string{itoa(n), itoa(k), ms(r.Ideal), ms(r.Dispatch), fmt.Sprintf("%.3f", q), fmt.Sprintf("%.3f–%.3f", spread[0], spread[1]), ms(r.Whole),
-					fmt.Sprintf("%.1f ms", float64(perCall)/1e6), ms(queued), fmt.Sprintf("%.0f%%", 100*util), itoa(r.Failed)})
+					fmt.Sprintf("%.1f ms", float64(perCall)/1e6), ms(queued), fmt.Sprintf("%.0f%%", 100*util), plainQ, itoa(r.Failed)})
 			}
 		}
 		tables = append(tables, tb)
@@ -359,17 +378,19 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 	tb.Notes = []string{fmt.Sprintf("Each point is run %d times (once with --quick); *dispatch*, *whole ask* and the CPU figures are the medians, and the next column shows how far the runs spread. ", FanoutReps) +
 		"*dispatch* runs from the assembler's start to the synthesis call's start: every slice cut, every sub-agent call made through the SDK, retried and collected. " +
 		"*whole ask* adds the planner and synthesis calls (one L each) and plan parsing. " +
-		"*CPU per call c* is this process's CPU time (baton, the SDK and the in-process fake) over the run's calls. The K calls of a round start together, so each round costs about " +
+		"*CPU per call c* is this process's CPU time over the run's calls: baton and the SDK, and the fake too unless it ran in a child process (it does when the bench runs from a baton binary). " +
+		"The K calls of a round start together, so each round costs about " +
 		"L plus the time the cores need for K calls' CPU: the next column is that estimate from the measured c. It is a rough, upper estimate: c also carries work that overlaps the waits " +
 		"(the fake writing replies, orchestrate collecting results) and the run's fixed costs (counting the whole context, plan parsing), so it overshoots large runs. " +
-		"*process CPU / (whole · cores)* is the average load, low because the CPU is spent in bursts at the start of each round."}
+		"*process CPU / (whole · cores)* is the average load, low because the CPU is spent in bursts at the start of each round. " +
+		"*plain SDK client /ideal* is the same calls (each section and its subtask) made by the Anthropic SDK with its default HTTP client, K at a time, after one call to open a connection, against its own fake: what a user would write instead of baton."}
 	s := Section{
 		Title:  "3. Fan-out",
 		Intro:  "One ask with N delegated subtasks (each on one section of a generated 20-section document) at concurrency K, the fake holding every reply back by L.",
 		Tables: tables,
 	}
 	for _, lat := range FanoutLatencies {
-		why := "each call costs a few milliseconds of CPU on this 2-core machine (the SDK's encoding and decoding, baton's slicing and counting, and the in-process fake, which counts every prompt to report usage; see benchmark 4), " +
+		why := "each call costs about a millisecond of CPU or more on this 2-core machine (the SDK's encoding and decoding, baton's slicing and counting, and the fake when it runs in this process; see benchmark 4), " +
 			"and the K calls of a round start together, so a round takes about L + K·c/cores rather than L. The excess is a fixed few ms per call, so it shrinks in proportion as L grows towards a real model's seconds: compare the two latencies"
 		if est, got := worstEst[lat], worstGot[lat]; got > est*3/2 {
 			// This process's own CPU does not account for the wait: it
@@ -383,6 +404,7 @@ func RunFanout(ctx context.Context, opts Options) (Section, error) {
 			Why:  why,
 			Fail: "any point whose median dispatch exceeds the ideal by more than 10%: CPU per call, serialised work, or calls held back beyond the concurrency limit"})
 	}
+	s.Targets = append(s.Targets, plainTarget(worstPlain, worstPlainAt, isBatonBinary(opts.Baton)))
 	if opts.Quick {
 		s.Notes = append(s.Notes, "The tokens-per-minute run takes over a minute (the fake's window is one minute) and is skipped with --quick.")
 		return s, nil
