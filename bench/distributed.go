@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/engine/dbosengine"
 	"github.com/baton-dev/baton/engine/docstore"
 	"github.com/baton-dev/baton/internal/pgserver"
@@ -189,7 +188,7 @@ func distPoint(ctx context.Context, opts Options, srv *pgserver.Server, fake *di
 	}
 	defer docs.Close()
 	eng, err := dbosengine.Open(ctx, dbosengine.Config{DatabaseURL: url, AppVersion: version, ExecutorID: fmt.Sprintf("bench-coordinator-%d", w), EnqueueOnly: true},
-		engine.Tasks{orchestrate.SubagentTask: orchestrate.NewSubagentTask(m, docs), orchestrate.CallTask: orchestrate.NewCallTask(m, docs)})
+		orchestrate.Tasks(m, docs))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -120,6 +120,17 @@ func (r *run) storeContext(ctx context.Context) error {
 	return nil
 }
 
+// Tasks is the registry of every task an ask enqueues on a distributed
+// engine, each over model and docs: what a coordinator (which recovers its
+// own unfinished items) and a worker register. It is the one list, kept
+// beside the tasks, so a new task cannot be missing from one of them.
+func Tasks(model llm.Model, docs Documents) engine.Tasks {
+	return engine.Tasks{
+		SubagentTask: NewSubagentTask(model, docs),
+		CallTask:     NewCallTask(model, docs),
+	}
+}
+
 // NewSubagentTask is the task a worker runs for a SubagentInput: it reads
 // the document by hash, cuts the slice with the same assembler, builds the
 // same request the coordinator built and sends it to model as one recorded

@@ -51,10 +51,7 @@ func openDistributed(ctx context.Context, url string, cfg dbosengine.Config, mod
 	if err != nil {
 		return nil, err
 	}
-	tasks := engine.Tasks{
-		orchestrate.SubagentTask: orchestrate.NewSubagentTask(model, docs),
-		orchestrate.CallTask:     orchestrate.NewCallTask(model, docs),
-	}
+	tasks := orchestrate.Tasks(model, docs)
 	if wrap != nil {
 		for name, task := range tasks {
 			tasks[name] = wrap(task)
