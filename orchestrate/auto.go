@@ -26,7 +26,7 @@ const (
 	// planner (when its request takes at most FullPlannerShare of the
 	// window): on so short a document the plan, the skills and the
 	// synthesis cost at most a few thousand tokens more than the single
-	// call, the margin README states.
+	// call, the margin docs/concepts.md states.
 	AutoFullBelow = 2000
 	// AutoOutlineShare caps the outline auto builds at this share of the
 	// single call, collapsing deeper headings first; the outline planner

@@ -27,23 +27,23 @@ var mcpContractTools = []string{
 
 const hostSection = "## Use baton inside Claude Code, Codex or Cursor"
 
-// fencedBlock is one fenced code block of the README and the line before
+// fencedBlock is one fenced code block of docs/hosts.md and the line before
 // it, which names the file the block shows.
 type fencedBlock struct {
 	lang, before, body string
 }
 
-// hostSetupBlocks returns the fenced blocks of the README's host setup
+// hostSetupBlocks returns the fenced blocks of the host setup
 // section.
 func hostSetupBlocks(t *testing.T) []fencedBlock {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/hosts.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, sec, ok := strings.Cut(string(data), "\n"+hostSection+"\n")
 	if !ok {
-		t.Fatalf("README has no %q section", hostSection)
+		t.Fatalf("docs/hosts.md has no %q section", hostSection)
 	}
 	if i := strings.Index(sec, "\n## "); i >= 0 {
 		sec = sec[:i]
@@ -72,7 +72,7 @@ func hostSetupBlocks(t *testing.T) []fencedBlock {
 	return blocks
 }
 
-// The README's host setup blocks are the files in examples/host, byte for
+// The host setup blocks of docs/hosts.md are the files in examples/host, byte for
 // byte: each json or toml block's preceding line names its file, and every
 // host file is shown. The Inspector test runs .mcp.json, so what a reader
 // copies is what was tested.
@@ -95,22 +95,22 @@ func TestReadmeHostSetupMatchesExamples(t *testing.T) {
 		shown = append(shown, name)
 		data, err := os.ReadFile(filepath.Join("../..", name))
 		if err != nil {
-			t.Errorf("README shows %s: %v", name, err)
+			t.Errorf("docs/hosts.md shows %s: %v", name, err)
 			continue
 		}
 		if string(data) != b.body {
-			t.Errorf("README's block for %s differs from the file:\nREADME:\n%s\nfile:\n%s", name, b.body, data)
+			t.Errorf("docs/hosts.md's block for %s differs from the file:\ndocs/hosts.md:\n%s\nfile:\n%s", name, b.body, data)
 		}
 	}
 	for _, name := range want {
 		if !slices.Contains(shown, name) {
-			t.Errorf("README's host setup does not show %s", name)
+			t.Errorf("docs/hosts.md does not show %s", name)
 		}
 	}
 
 	// The three files and the claude command start the same server.
 	if claudeLine != "claude mcp add --scope project baton -- baton mcp" {
-		t.Errorf("README's claude command is %q", claudeLine)
+		t.Errorf("docs/hosts.md's claude command is %q", claudeLine)
 	}
 	for _, name := range []string{".mcp.json", ".cursor/mcp.json"} {
 		var f struct {

@@ -21,7 +21,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes are a public contract; README.md lists them.
+// Exit codes are a public contract; docs/reference/exit-codes.md lists them.
 const (
 	exitOK      = 0
 	exitError   = 1 // the run failed: bad input, provider error, invalid plan

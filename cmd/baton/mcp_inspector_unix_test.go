@@ -131,7 +131,7 @@ func TestMCPInspector(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The README's own file, with "baton" found on PATH as a host finds
+		// The file docs/hosts.md shows, with "baton" found on PATH as a host finds
 		// it. -e reaches the server: a local Ollama must not answer ask.
 		target := []string{"--config", hostFile, "--server", "baton", "-e", "OLLAMA_HOST=127.0.0.1:1"}
 		runInspectorSuite(t, insp, bin, root, target)

@@ -27,7 +27,7 @@ type allowance struct {
 // allowList is every skip CI accepts. Everything else that skips under
 // CI=true fails the run: a dependency CI did not install, a test left
 // behind a flag, a check that quietly stopped running. Keep each entry
-// exact and say why; README.md lists them too.
+// exact and say why; docs/development.md lists them too.
 var allowList = []allowance{
 	// Helper processes: a test that re-runs the test binary as a child
 	// selects one of these by name and an environment variable; run on
