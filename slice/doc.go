@@ -268,7 +268,7 @@ func (d *Document) CappedLines() int { return d.capped }
 // matter detection read it so too; front matter is blanked (goldmark would
 // read it as a thematic break and a setext heading).
 func parseView(src []byte) []byte {
-	v := loneCRToLF(src)
+	v := blankJSXLines(loneCRToLF(src))
 	end := frontMatterEnd(v)
 	if end == 0 {
 		return v
