@@ -127,9 +127,12 @@ func Retrieve(in RetrieveInput) *Plan {
 				continue
 			}
 		}
-		if len(picks[i]) == 0 {
+		switch {
+		case len(picks[i]) == 0:
 			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
-		} else {
+		case len(narrowed) == len(picks[i]):
+			// The notes on the passages said it all.
+		default:
 			notes = append(notes, fmt.Sprintf("subtask %d -> %s", i+1, describePointers(st.ContextPointers)))
 		}
 	}
