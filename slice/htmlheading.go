@@ -49,7 +49,9 @@ func (d *Document) htmlHeadings(n *ast.HTMLBlock, src []byte) []htmlHeading {
 	for i := range lines.Len() {
 		seg := lines.At(i)
 		b := seg.Value(src)
-		if bytes.IndexByte(b, '<') < 0 || !bytes.Contains(bytes.ToLower(b), []byte("</h")) {
+		// Most lines of an HTML block are not headings: a look at the
+		// first bytes, without a copy, before the regular expression.
+		if t := bytes.TrimLeft(b, " \t"); len(t) < 4 || t[0] != '<' || t[1]|0x20 != 'h' || t[2] < '1' || t[2] > '6' {
 			continue
 		}
 		h, ok := parseHTMLHeading(string(bytes.TrimRight(b, "\r\n")))

@@ -125,3 +125,21 @@ func TestCombineHTMLHeadings(t *testing.T) {
 		t.Errorf("second heading of the file: %+v", h)
 	}
 }
+
+// FuzzHTMLHeading: any line reads as no heading or as one of level 1 to 6
+// with a title of one line, never a panic.
+func FuzzHTMLHeading(f *testing.F) {
+	for _, l := range strings.Split(readmeHTML, "\n") {
+		f.Add(l)
+	}
+	f.Add(`<h2 id='a"b' alt=x>T&amp;<i>i</i></h2>`)
+	f.Fuzz(func(t *testing.T, line string) {
+		h, ok := parseHTMLHeading(line)
+		if !ok {
+			return
+		}
+		if h.level < 1 || h.level > 6 || h.title == "" || strings.ContainsAny(h.title, "\r\n") {
+			t.Fatalf("%q read as %+v", line, h)
+		}
+	})
+}

@@ -73,3 +73,32 @@ func TestBlankJSXLines(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBlankJSXLines: the view keeps every line break and the length, blanks
+// only whole lines, and blanking again changes nothing.
+func FuzzBlankJSXLines(f *testing.F) {
+	src, err := os.ReadFile("testdata/mdx.mdx")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(src)
+	f.Add([]byte("<Tabs>\r\n<>\n</>\n  <A b=\">\" />\n<Foo>x</Foo>"))
+	f.Fuzz(func(t *testing.T, v []byte) {
+		in := string(v)
+		out := blankJSXLines(v)
+		if string(v) != in {
+			t.Fatal("the input was changed")
+		}
+		if len(out) != len(v) {
+			t.Fatalf("length %d, want %d", len(out), len(v))
+		}
+		for i := range v {
+			if out[i] != v[i] && (out[i] != ' ' || v[i] == '\n' || v[i] == '\r') {
+				t.Fatalf("byte %d: %q became %q", i, v[i], out[i])
+			}
+		}
+		if again := blankJSXLines(out); string(again) != string(out) {
+			t.Fatalf("not idempotent: %q then %q", out, again)
+		}
+	})
+}
