@@ -104,7 +104,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("token efficiency: %w", err)
 		}
 		if opts.want("tokens") {
-			r.Sections = append(r.Sections, EfficiencySection(effs))
+			loogle, note, err := loogleEfficiency(ctx, opts)
+			if err != nil {
+				return nil, fmt.Errorf("token efficiency: %w", err)
+			}
+			s := EfficiencySectionWith(effs, loogle)
+			if note != "" {
+				s.Notes = append(s.Notes, note)
+			}
+			r.Sections = append(r.Sections, s)
 		}
 	}
 	if opts.want("pointers") {

@@ -21,7 +21,11 @@ func singleCell(e Efficiency) string {
 }
 
 // EfficiencySection renders the token efficiency benchmark.
-func EfficiencySection(es []Efficiency) Section {
+func EfficiencySection(es []Efficiency) Section { return EfficiencySectionWith(es, nil) }
+
+// EfficiencySectionWith is EfficiencySection with the LooGLE documents'
+// default-planner runs (RunLoogleAuto) added to the default planner's table.
+func EfficiencySectionWith(es, loogle []Efficiency) Section {
 	tb := Table{
 		Title:  "Input tokens per task, full planner",
 		Header: []string{"task", "C", "subtasks (self)", "single call", "naive", "seed rule", "baton", "lower bound", "baton/single", "baton/naive", "baton/lower", "seed/naive", "fallbacks baton / seed"},
@@ -117,7 +121,7 @@ func EfficiencySection(es []Efficiency) Section {
 		},
 	}
 	s.Tables, s.Targets = appendOutline(s.Tables, s.Targets, es, evTot)
-	s.Tables, s.Targets = appendAuto(s.Tables, s.Targets, es)
+	s.Tables, s.Targets = appendAuto(s.Tables, s.Targets, es, loogle)
 	return s
 }
 

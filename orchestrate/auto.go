@@ -82,8 +82,8 @@ func (r *run) autoMode(c *plannerChoice) string {
 	switch {
 	case err != nil:
 		why = fmt.Sprintf("no outline fits within %.0f%% of the single call %d tokens less the %d expected for sub-agents and synthesis (%s)", 100*AutoOutlineLimit, s, OutlineRunTokens, r.errText(err))
-	case len(v.o.Entries) < 2:
-		why = fmt.Sprintf("the outline shows %d headings, too few to point a sub-agent anywhere smaller than the single call %d tokens", len(v.o.Entries), s)
+	case pointable(v.o) < 2:
+		why = fmt.Sprintf("the outline shows %d headings and passages, too few to point a sub-agent anywhere smaller than the single call %d tokens", pointable(v.o), s)
 	case n+OutlineRunTokens <= limit:
 		c.view, c.req, c.tokens = v, req, n
 		c.reason = fmt.Sprintf("auto: the outline planner's request (%d tokens, its outline within %d tokens) and the %d tokens expected for sub-agents and synthesis make %d, within %.0f%% of the single call %d tokens (%d), so the outline planner plans",
@@ -150,4 +150,19 @@ func (r *run) direct(ctx context.Context) error {
 // directPlan is the record's plan of a direct run: no subtasks.
 func directPlan() *plan.Plan {
 	return &plan.Plan{Subtasks: []plan.Subtask{}, Reasoning: "answered in one direct call with the whole context"}
+}
+
+// pointable is how many places the outline lets a plan point at: its
+// headings, and the passages it lists for a document without headings or
+// under a section too large to send whole. A long text without headings is
+// all passages, and a plan can send each sub-agent a few of them.
+func pointable(o *outline.Outline) int {
+	n := len(o.Entries)
+	for _, d := range o.Documents {
+		n += len(d.Passages)
+	}
+	for _, e := range o.Entries {
+		n += len(e.Passages)
+	}
+	return n
 }

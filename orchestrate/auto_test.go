@@ -60,3 +60,32 @@ func TestAskAutoDirectOnAMidSizeDocument(t *testing.T) {
 		t.Errorf("answer %q, %d calls, status %q", rec.Answer, len(rec.Calls), rec.Status)
 	}
 }
+
+// A long text with no headings (a transcript, an article flattened to one
+// line) has only passages to point at: the default planner plans over its
+// outline of passages instead of answering in one direct call, and the plan
+// points at passages.
+func TestAskAutoPlansOverPassagesWithoutHeadings(t *testing.T) {
+	var b strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&b, "Entry %d of the log notes a shipment of crates to dock %d and the weather that morning. ", i, i%40)
+	}
+	s := llmtest.NewServer(t, script(llmtest.Text(`{"subtasks":[{"task":"What went to dock 7?","skill":"fact-extraction","context_pointers":{"passages":["p3"]}}]}`)))
+	cfg := windowConfig(providers["anthropic"](t, s), b.String())
+	cfg.Window = 200000
+	cfg.Task = "What went to dock 7?"
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	a := rec.Accounting
+	if a.ContextTokens < 20000 {
+		t.Fatalf("the text has %d tokens, want over 20000", a.ContextTokens)
+	}
+	if rec.Planner != orchestrate.PlannerOutline || a.OrchestratedInputTokens >= a.SingleCallInputTokens {
+		t.Fatalf("planner %q sent %d, the single call %d (%s)", rec.Planner, a.OrchestratedInputTokens, a.SingleCallInputTokens, rec.PlannerReason)
+	}
+	if len(rec.Subtasks) != 1 || rec.Subtasks[0].Slice == nil || rec.Subtasks[0].Slice.Fallback || len(rec.Subtasks[0].Slice.Matched) != 1 || rec.Subtasks[0].Slice.Matched[0].Pointer != "p3" {
+		t.Errorf("subtasks %+v", rec.Subtasks)
+	}
+}

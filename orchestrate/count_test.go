@@ -25,7 +25,7 @@ func realContext(t *testing.T, size int) string {
 			// headings the mix holds, so a document full of small
 			// sections added to the corpus would move the ratios the
 			// tests bound without any change in how baton counts.
-			if filepath.Base(f) != "gopls-analyzers.md" {
+			if b := filepath.Base(f); b != "gopls-analyzers.md" && b != "rclone-rc.md" {
 				files = append(files, f)
 			}
 		}
@@ -62,7 +62,10 @@ func TestDryRunTokenizesTheContextOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Ask: %v", err)
 	}
-	if got := read.Load(); got > int64(len(ctx))*13/10 {
+	// The outline's own text is counted once per rendering tried; it now
+	// lists the passages of the mix's two sections too large to send whole
+	// (36 lines), which took the ratio from 1.25 to 1.30.
+	if got := read.Load(); got > int64(len(ctx))*135/100 {
 		t.Errorf("the dry run tokenized %d bytes for a %d-byte context (%.2f times)", got, len(ctx), float64(got)/float64(len(ctx)))
 	}
 	c := tokens.Default()
@@ -146,7 +149,10 @@ func TestDryRunOverTheWindowTokenizesTheContextOnce(t *testing.T) {
 	if len(rec.Subtasks) == 0 || rec.Subtasks[0].Parts < 2 {
 		t.Fatalf("want a subtask run as map-reduce over several parts, got %+v", rec.Subtasks)
 	}
-	if got := read.Load(); got > int64(len(ctx))*13/10 {
+	// The outline's own text is counted once per rendering tried; it now
+	// lists the passages of the mix's two sections too large to send whole
+	// (36 lines), which took the ratio from 1.25 to 1.30.
+	if got := read.Load(); got > int64(len(ctx))*135/100 {
 		t.Errorf("the dry run tokenized %d bytes for a %d-byte context (%.2f times)", got, len(ctx), float64(got)/float64(len(ctx)))
 	}
 	if want := tokens.Default().Count(ctx); rec.Accounting.ContextTokens != want {

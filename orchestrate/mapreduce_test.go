@@ -216,7 +216,7 @@ func TestAskSubagentSliceOverTheWindowRunsMapReduce(t *testing.T) {
 	s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
 	s.SetContextWindow(smallWindow)
 	cfg := windowConfig(providers["anthropic"](t, s), bigSection())
-	cfg.Task = "What do the small section and part 1 say?"
+	cfg.Task = "Summarise the small section and part 1." // a summary takes part 1 whole, however large
 	cfg.Planner = orchestrate.PlannerRetrieval
 	rec, err := orchestrate.Ask(context.Background(), cfg)
 	if err != nil {
@@ -251,7 +251,7 @@ func TestAskSubagentSliceOverTheWindowRunsMapReduce(t *testing.T) {
 // over-window slice, and still warns of a subtask no part of which fits.
 func TestAskDryRunEstimatesMapReduce(t *testing.T) {
 	cfg := windowConfig(nil, bigSection())
-	cfg.Task = "What do the small section and part 1 say?"
+	cfg.Task = "Summarise the small section and part 1." // a summary takes part 1 whole, however large
 	cfg.DryRun = true
 	rec, err := orchestrate.Ask(context.Background(), cfg)
 	if err != nil {

@@ -7,8 +7,9 @@ import (
 
 // RetrievalInput is what the retrieval planner ranks for task over doc, as
 // an ask builds it: every section with its text, and the passage index.
-// Skills are left to the caller. The benchmarks use it to measure the
+// A section larger than slice.LargeSectionBytes is pointed into by its
+// passages for a lookup. Skills are left to the caller. The benchmarks use it to measure the
 // planner on the input an ask gives it.
 func RetrievalInput(doc *slice.Document, task string, maxSubtasks int) plan.RetrieveInput {
-	return plan.RetrieveInput{Task: task, Sections: sectionTexts(doc), MaxSubtasks: maxSubtasks, Passages: passageTexts(doc)}
+	return plan.RetrieveInput{Task: task, Sections: sectionTexts(doc), MaxSubtasks: maxSubtasks, Passages: passageTexts(doc), LargeSectionBytes: slice.LargeSectionBytes}
 }

@@ -205,7 +205,7 @@ func bigSection() string {
 func TestAskFailFastOverTheWindowSendsNoSubagent(t *testing.T) {
 	s := llmtest.NewServer(t, script(llmtest.Text(planJSON)))
 	cfg := windowConfig(providers["openai"](t, s), bigSection())
-	cfg.Task = "What do the small section and part 1 say?"
+	cfg.Task = "Summarise the small section and part 1." // a summary takes part 1 whole, however large
 	cfg.Planner, cfg.FailFast = orchestrate.PlannerRetrieval, true
 	cfg.SubagentMax = smallWindow - 50
 	rec, err := orchestrate.Ask(context.Background(), cfg)

@@ -101,6 +101,7 @@ func (o *Outline) choose(depth int, leads bool) {
 		}
 		if !leads {
 			e.Lead = ""
+			e.Passages = nil
 		}
 		o.Entries = append(o.Entries, e)
 	}
@@ -149,6 +150,9 @@ func newCosts(o *Outline, c Counter) *costs {
 		lead := 0
 		if e.Lead != "" {
 			lead = c.Count(leadPart(e.Lead))
+		}
+		if len(e.Passages) > 0 {
+			lead += c.Count(passageLines(e.Passages, true))
 		}
 		k.lead = append(k.lead, lead)
 		hid := 0
@@ -202,6 +206,7 @@ func (o *Outline) Text() string {
 			b.WriteString(leadPart(e.Lead))
 		}
 		b.WriteByte('\n')
+		b.WriteString(passageLines(e.Passages, true))
 	}
 	return b.String()
 }
@@ -218,6 +223,8 @@ func (o *Outline) header() string {
 	}
 	if !o.Leads {
 		b.WriteString("First words are left out to fit.\n")
+	} else if o.largeSections() {
+		b.WriteString("A section too large to send whole lists its passages under it (id [lines, tokens]: first words); point into it with passage ids.\n")
 	}
 	for _, d := range o.Documents {
 		fmt.Fprintf(&b, "Document %q: lines 1-%d, %d tokens, %d headings", d.Name, d.Lines, d.Tokens, d.Headings)
@@ -236,6 +243,16 @@ func (o *Outline) header() string {
 		}
 	}
 	return b.String()
+}
+
+// largeSections reports whether any entry lists passages.
+func (o *Outline) largeSections() bool {
+	for _, e := range o.all {
+		if len(e.Passages) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (o *Outline) fixedPart(e Entry) string {

@@ -63,6 +63,12 @@ type Entry struct {
 	// Hidden is how many subsections this entry stands for because deeper
 	// levels were collapsed; 0 when nothing below it is hidden.
 	Hidden int `json:"hidden,omitempty"`
+	// Passages lists the passages of the section's own text when it is
+	// over slice.LargeSectionBytes, too large to send whole for one fact:
+	// a planner points into it by passage id. At most maxSectionPassages
+	// lines; past that, runs of consecutive passages ("p40-p42"). They
+	// are shown with the leads, and go when leads go.
+	Passages []slice.Passage `json:"passages,omitempty"`
 
 	subtree int // number of descendants
 }

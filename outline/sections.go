@@ -64,7 +64,12 @@ func sections(s Source, c Counter) (DocumentInfo, []Entry) {
 			ownEnd = hs[i+1].Line - 1
 		}
 		body := span(h.Line, ownEnd)
-		own[i] = c.Count(body)
+		passages, size := largeSectionPassages(s.Doc, body, h.Line, ownEnd, c)
+		if passages != nil {
+			own[i] = size
+		} else {
+			own[i] = c.Count(body)
+		}
 		entries[i] = Entry{
 			Document: s.Name,
 			Path:     uniquePath(prefix, h.Title, ordinal, seen),
@@ -74,6 +79,7 @@ func sections(s Source, c Counter) (DocumentInfo, []Entry) {
 			Line:     h.Line,
 			EndLine:  h.EndLine,
 			Lead:     lead(body),
+			Passages: passages,
 		}
 		stack = append(stack, i)
 	}

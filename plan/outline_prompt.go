@@ -58,7 +58,7 @@ You have not read the text, so never answer from memory and never use the skill 
 For each subtask give context pointers, the smallest set that holds everything the subtask needs:
 - "sections": heading paths copied exactly, character for character, from the outline (for example "Part 2 > Pricing > Discounts"). Never shorten a path, never invent one and never write a title without its parents. A section includes its subsections, including those the outline hides, so name the deepest path that is enough and mind the sizes.
 - "line_ranges": [start, end] pairs, 1-indexed and inclusive, only for text the outline shows with no heading of its own (such as text before the first heading).
-- "passages": for a document the outline shows as passages because it has no headings, passage ids copied from the outline ("p17") or runs of them ("p18-p20").
+- "passages": passage ids copied from the outline ("p17") or runs of them ("p18-p20"), where the outline lists passages: a document with no headings, or a section too large to send whole (its passages are listed under it; prefer them to the section when the subtask needs only part of it).
 Leave all three lists empty only if a subtask truly needs the whole document.
 
 Set "scope": "all" on a subtask whose answer depends on every part of the document, which no outline can locate: counting ("how many times", "how many sections"), listing every instance of something, "which sections mention X", anything that must not miss a part. Its skill then runs over the whole document in parts that fit a sub-agent's window and the partial answers are joined; its pointers are not used. Leave "scope" empty for everything else: a section is cheaper whenever the outline shows where the answer is.

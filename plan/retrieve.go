@@ -31,6 +31,10 @@ type RetrieveInput struct {
 	// sections, a sub-question that matches no section gets passages
 	// rather than the whole document.
 	Passages []PassageText
+	// LargeSectionBytes, when positive, is the size past which a section
+	// a lookup leads to is pointed into by its passages rather than sent
+	// whole (see largeSections); the passages need their lines for it.
+	LargeSectionBytes int
 }
 
 // Tuning of the retrieval ranking. BM25's usual constants; a title word
@@ -94,11 +98,19 @@ func Retrieve(in RetrieveInput) *Plan {
 	}
 	p := &Plan{}
 	var notes []string
+	large := newLargeSections(in)
 	for i, q := range questions {
 		st := Subtask{Task: q, Skill: chooseSkill(q, in.Skills)}
+		var narrowed []string
 		for _, j := range picks[i] {
+			if ids := large.narrow(j, in.Sections[j], q); ids != nil {
+				st.ContextPointers.Passages = append(st.ContextPointers.Passages, ids...)
+				narrowed = append(narrowed, largeNote(i+1, in.Sections[j], ids, large.bound))
+				continue
+			}
 			idx.point(&st.ContextPointers, j)
 		}
+		notes = append(notes, narrowed...)
 		p.Subtasks = append(p.Subtasks, st)
 		if everyPart[i] {
 			p.Subtasks[len(p.Subtasks)-1].Scope = ScopeAll
@@ -115,9 +127,12 @@ func Retrieve(in RetrieveInput) *Plan {
 				continue
 			}
 		}
-		if len(picks[i]) == 0 {
+		switch {
+		case len(picks[i]) == 0:
 			notes = append(notes, fmt.Sprintf("subtask %d matched no section", i+1))
-		} else {
+		case len(narrowed) == len(picks[i]):
+			// The notes on the passages said it all.
+		default:
 			notes = append(notes, fmt.Sprintf("subtask %d -> %s", i+1, describePointers(st.ContextPointers)))
 		}
 	}

@@ -11,6 +11,10 @@ import (
 type PassageText struct {
 	ID   string
 	Text string
+	// Line and EndLine are the passage's first and last lines (1-indexed);
+	// with them a section too large to send whole is pointed into by its
+	// passages. Zero when unknown.
+	Line, EndLine int
 }
 
 // Tuning of passage retrieval. A question is answered by a sentence or two,

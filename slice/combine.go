@@ -95,6 +95,10 @@ func demote(src []byte) []byte {
 		if h.Level >= 6 && !h.setext {
 			continue
 		}
+		if h.html {
+			lines[h.Line-1] = demoteHTMLHeading(lines[h.Line-1], h.Level)
+			continue
+		}
 		if !h.setext {
 			i := h.Line - 1
 			at := bytes.IndexByte(lines[i], '#')

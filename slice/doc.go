@@ -64,6 +64,7 @@ type Heading struct {
 	rawEnd int
 	setext bool
 	plain  bool        // a plain-text heading (plaintext.go), not markdown
+	html   bool        // an HTML heading element (htmlheading.go)
 	name   string      // the last part of UniquePath: the title with its ordinal, if any
 	keys   headingKeys // filled by Document.index on first Extract
 	anc    []int       // indexes of the enclosing headings, outermost first
@@ -179,6 +180,12 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 	refs := pc.References()
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		if hb, ok := n.(*ast.HTMLBlock); ok {
+			for _, hh := range d.htmlHeadings(hb, parseSrc) {
+				stack = d.push(stack, Heading{Level: hh.level, Title: hh.title, Line: hh.line, ID: hh.id, rawEnd: hh.line, html: true})
+			}
+			continue
+		}
 		h, ok := n.(*ast.Heading)
 		if !ok {
 			continue
@@ -197,20 +204,11 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 			// The underline follows the last text line.
 			rawEnd = d.lineOf(h.Lines().At(h.Lines().Len()-1).Start) + 1
 		}
-		for len(stack) > 0 && d.headings[stack[len(stack)-1]].Level >= h.Level {
-			stack = stack[:len(stack)-1]
-		}
-		path := make([]string, 0, len(stack))
-		for _, i := range stack {
-			path = append(path, d.headings[i].Title)
-		}
-		anc := append([]int(nil), stack...)
 		title := headingTitle(h, parseSrc, refs)
-		d.headings = append(d.headings, Heading{
-			Level: h.Level, Title: title, Line: line, Path: path, ID: headingID(h),
-			rawEnd: rawEnd, setext: setext, anc: anc,
+		stack = d.push(stack, Heading{
+			Level: h.Level, Title: title, Line: line, ID: headingID(h),
+			rawEnd: rawEnd, setext: setext,
 		})
-		stack = append(stack, len(d.headings)-1)
 	}
 	if len(d.headings) == 0 {
 		d.headings = d.plainHeadings(parseSrc)
@@ -229,6 +227,21 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 	}
 	d.uniquePaths()
 	return d, nil
+}
+
+// push appends h to the document's headings under the open ancestors on
+// stack, which it returns with h open.
+func (d *Document) push(stack []int, h Heading) []int {
+	for len(stack) > 0 && d.headings[stack[len(stack)-1]].Level >= h.Level {
+		stack = stack[:len(stack)-1]
+	}
+	h.Path = make([]string, 0, len(stack))
+	for _, i := range stack {
+		h.Path = append(h.Path, d.headings[i].Title)
+	}
+	h.anc = append([]int(nil), stack...)
+	d.headings = append(d.headings, h)
+	return append(stack, len(d.headings)-1)
 }
 
 // headingID is the id of h's attribute block, or "".
@@ -255,7 +268,7 @@ func (d *Document) CappedLines() int { return d.capped }
 // matter detection read it so too; front matter is blanked (goldmark would
 // read it as a thematic break and a setext heading).
 func parseView(src []byte) []byte {
-	v := loneCRToLF(src)
+	v := blankJSXLines(loneCRToLF(src))
 	end := frontMatterEnd(v)
 	if end == 0 {
 		return v
