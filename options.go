@@ -55,18 +55,10 @@ func WithClient(p llm.Model, name string) Option {
 
 // WithRecorder saves the record with save (which returns where) and adds
 // it to the run history with index, instead of writing it under the
-// request's RunsDir and indexing it in the user's history. Either may be
-// nil to skip that step.
+// request's RunsDir and indexing it in the user's history. A nil function
+// keeps that step's default; AskRequest.NoSave skips both.
 func WithRecorder(save func(*orchestrate.Record) (string, error), index func(rec *orchestrate.Record, path string) error) Option {
-	return func(o *options) {
-		o.save, o.index = save, index
-		if save == nil {
-			o.save = func(*orchestrate.Record) (string, error) { return "", nil }
-		}
-		if index == nil {
-			o.index = func(*orchestrate.Record, string) error { return nil }
-		}
-	}
+	return func(o *options) { o.save, o.index = save, index }
 }
 
 // WithEngine runs the sub-agent calls on the engine open returns (the
