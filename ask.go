@@ -64,8 +64,10 @@ type AskRequest struct {
 	// Stream makes every request use the providers' streaming endpoints;
 	// Events.Text receives the synthesis as it is written.
 	Stream bool
-	// SkillDirs are folders of custom skills; they override the built-in
-	// skills by name.
+	// Skills is the library of skills (nil: the built-in ones); SkillDirs
+	// are folders of custom skills added to it, which override skills of
+	// the same names.
+	Skills    *skill.Library
 	SkillDirs []string
 	// Prices is a YAML file correcting the built-in list prices; "" is
 	// pricing.DefaultPath ($BATON_PRICES, else baton's config folder).
@@ -187,7 +189,10 @@ func (o *options) prepare(req AskRequest) (*orchestrate.Config, *pricing.Table, 
 	if err != nil {
 		return nil, nil, err
 	}
-	lib := skill.Builtins()
+	lib := req.Skills
+	if lib == nil {
+		lib = skill.Builtins()
+	}
 	for _, dir := range req.SkillDirs {
 		problems, err := lib.AddDir(dir)
 		if err != nil {
