@@ -11,28 +11,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-dev/baton"
 	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/slice"
-	"github.com/baton-dev/baton/tokens"
 )
 
 func init() { register(newSliceCmd) }
 
-// sliceJSON is the public --json shape; matched and unmatched are always
-// arrays so consumers need not tell null from empty.
-type sliceJSON struct {
-	Text      string        `json:"text"`
-	Tokens    int           `json:"tokens"`
-	Matched   []slice.Match `json:"matched"`
-	Unmatched []string      `json:"unmatched"`
-	Fallback  bool          `json:"fallback"`
-	Warnings  []string      `json:"warnings"`
-	Files     []slice.Part  `json:"files,omitempty"`
-	// Misses says why each unmatched pointer matched nothing: ambiguous
-	// (with the sections it could mean) or not found (with the nearest
-	// headings).
-	Misses []slice.Miss `json:"misses"`
-}
+// sliceJSON is the public --json shape, the MCP slice tool's too.
+type sliceJSON = baton.Slice
 
 func newSliceCmd() *cobra.Command {
 	var (
@@ -126,23 +113,7 @@ its path, and line numbers refer to the combined text.`,
 				}
 				return err
 			}
-			j := sliceJSON{
-				Text: r.Text, Tokens: tokens.Count(r.Text), Matched: r.Matched, Unmatched: r.Unmatched,
-				Fallback: r.Fallback, Warnings: r.Warnings, Files: parts, Misses: r.Misses,
-			}
-			if j.Matched == nil {
-				j.Matched = []slice.Match{}
-			}
-			if j.Unmatched == nil {
-				j.Unmatched = []string{}
-			}
-			if j.Warnings == nil {
-				j.Warnings = []string{}
-			}
-			if j.Misses == nil {
-				j.Misses = []slice.Miss{}
-			}
-			return writeJSON(out, j)
+			return writeJSON(out, baton.NewSlice(r, parts))
 		},
 	}
 	f := cmd.Flags()
