@@ -16,7 +16,7 @@ type CallPolicy struct {
 	// MaxAttempts bounds the attempts of one call, the first included;
 	// 0 is llm.DefaultMaxAttempts.
 	MaxAttempts int
-	// Concurrency bounds the calls in flight at once; 0 is one.
+	// Concurrency bounds the calls in flight at once; 0 is no bound.
 	Concurrency int
 	// RequestsPerMinute and TokensPerMinute limit the calls over time;
 	// 0 leaves a limit off.

@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/baton-dev/baton"
+	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
@@ -72,10 +74,6 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 	srv := newFake(fanoutPlan(n, parts))
 	defer srv.Close()
 	srv.SetLatency(l)
-	m, err := newModel(srv, llm.Limits{Concurrency: k}, llm.RetryPolicy{})
-	if err != nil {
-		return FanoutRun{}, err
-	}
 	var clock dispatchClock
 	var heap *heapSampler
 	if sampleHeap {
@@ -83,11 +81,10 @@ func runFanout(ctx context.Context, n, k int, l time.Duration, sampleHeap bool) 
 	}
 	cpu0 := processCPU()
 	start := time.Now()
-	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
-		Task: "Extract the facts of every part.", Context: doc, Model: m, Planner: orchestrate.PlannerFull,
-		Provider: "anthropic", ModelName: ModelName, Concurrency: k, MaxSubtasks: n,
-		Progress: clock.observe,
-	})
+	rec, err := ask(ctx, srv, baton.AskRequest{
+		Task: "Extract the facts of every part.", Context: &document.Context{Text: doc}, Planner: orchestrate.PlannerFull,
+		Concurrency: k, MaxSubtasks: n,
+	}, baton.Events{Progress: clock.observe})
 	whole := time.Since(start)
 	cpu := processCPU() - cpu0
 	r := FanoutRun{N: n, K: k, Whole: whole, CPU: cpu,
@@ -191,7 +188,7 @@ func runTPM(ctx context.Context, name string, limit, calls, k int, clientTPM boo
 	if clientTPM {
 		lim.TokensPerMinute = limit
 	}
-	m, err := newModel(srv, lim, llm.RetryPolicy{})
+	m, err := newModel(srv, lim)
 	if err != nil {
 		return TPMRun{}, err
 	}
