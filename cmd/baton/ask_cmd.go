@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/baton-dev/baton"
 	"github.com/baton-dev/baton/engine"
@@ -42,12 +43,8 @@ type askFlags struct {
 	databaseURL  string
 }
 
-func newAskCmd() *cobra.Command {
-	var f askFlags
-	cmd := &cobra.Command{
-		Use:   "ask [flags] TASK",
-		Short: "Answer a task over documents: plan once, slice per subtask, run sub-agents in parallel, synthesise",
-		Long: `ask answers TASK over the documents given with --doc.
+// askLong is ask's help.
+const askLong = `ask answers TASK over the documents given with --doc.
 
 A planner reads the documents once and writes a plan of subtasks. Direct
 lookups are answered by the planner itself; every other subtask goes to a
@@ -100,7 +97,14 @@ twice the limit where the window has room; otherwise the run is partial.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 partial (some subtasks failed or a reply
 stayed cut at its token limit; the warnings say what is missing), 4 internal
-error, 130 interrupted.`,
+error, 130 interrupted.`
+
+func newAskCmd() *cobra.Command {
+	var f askFlags
+	cmd := &cobra.Command{
+		Use:   "ask [flags] TASK",
+		Short: "Answer a task over documents: plan once, slice per subtask, run sub-agents in parallel, synthesise",
+		Long:  askLong,
 		Example: `  baton ask --doc examples/incident-report.md "What caused the outage and what should change?"
   baton ask --doc docs/ --provider openai --model gpt-4o-mini --json "Compare the two designs"
   cat notes.md | baton ask --doc - --dry-run "Summarise the decisions"`,
@@ -114,7 +118,12 @@ error, 130 interrupted.`,
 			return runAsk(cmd, f, args[0])
 		},
 	}
-	fl := cmd.Flags()
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// register defines ask's flags.
+func (f *askFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.docs, "doc", nil, "document: a file, a folder (its markdown and text files), or - for stdin (repeatable)")
 	f.models.register(fl)
 	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
@@ -135,7 +144,6 @@ error, 130 interrupted.`,
 	fl.StringVar(&f.engine, "engine", "local", "where the sub-agent calls run: local (this process) or dbos (durable work on PostgreSQL, taken by baton worker processes)")
 	fl.StringVar(&f.databaseURL, "database-url", "", "PostgreSQL URL of the dbos engine (default $BATON_DATABASE_URL)")
 	fl.StringVar(&f.prices, "prices", pricing.DefaultPath(os.Getenv), "YAML file of prices per million tokens that corrects the built-in list prices (default $"+pricing.EnvFile+", else prices.yaml in baton's config folder when it exists)")
-	return cmd
 }
 
 func runAsk(cmd *cobra.Command, f askFlags, task string) error {
