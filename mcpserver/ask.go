@@ -98,6 +98,12 @@ type AskOut struct {
 	CostUSD    *float64               `json:"cost_usd,omitempty"`
 	Subtasks   []AskSubtask           `json:"subtasks"`
 	Warnings   []string               `json:"warnings"`
+	// The rest are the record's fields of the same names, as
+	// `baton ask --json` prints them.
+	Provider     string                 `json:"provider,omitempty"`
+	Model        string                 `json:"model,omitempty"`
+	PlannerModel string                 `json:"planner_model,omitempty"`
+	Usage        orchestrate.PhaseUsage `json:"usage"`
 }
 
 func (s *Server) addAskTools() {
@@ -172,7 +178,8 @@ func askRequest(in AskIn, skills *skill.Library) baton.AskRequest {
 func (s *Server) askOut(res *baton.Result, runErr error, setup []string) (*mcp.CallToolResult, AskOut, error) {
 	rec := res.Record
 	out := AskOut{RunID: rec.ID, Record: res.Path, Status: rec.Status, DryRun: rec.DryRun, Planner: rec.Planner,
-		Accounting: rec.Accounting, CostUSD: rec.CostUSD, Subtasks: []AskSubtask{}, Warnings: append(setup, rec.Warnings...)}
+		Accounting: rec.Accounting, CostUSD: rec.CostUSD, Subtasks: []AskSubtask{}, Warnings: append(setup, rec.Warnings...),
+		Provider: rec.Provider, Model: rec.Model, PlannerModel: rec.PlannerModel, Usage: rec.Usage}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}

@@ -82,6 +82,9 @@ func TestAskAndMCPAskGiveTheSameRecord(t *testing.T) {
 	if diff := cmp.Diff(cli, viaMCP); diff != "" {
 		t.Errorf("baton ask --json and MCP ask differ (-cli +mcp):\n%s", diff)
 	}
+	if out.PlannerModel != "claude-opus-4-1" || out.Usage.Total.InputTokens == 0 {
+		t.Errorf("the tool's result: planner model %q, usage %+v; want the record's", out.PlannerModel, out.Usage)
+	}
 	if cli["status"] != "ok" || cli["planner_model"] != "claude-opus-4-1" {
 		t.Errorf("status %v, planner model %v: want ok (the 429 retried) and the model asked for", cli["status"], cli["planner_model"])
 	}
