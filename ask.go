@@ -70,8 +70,10 @@ type AskRequest struct {
 	Skills    *skill.Library
 	SkillDirs []string
 	// Prices is a YAML file correcting the built-in list prices; "" is
-	// pricing.DefaultPath ($BATON_PRICES, else baton's config folder).
-	Prices string
+	// pricing.DefaultPath ($BATON_PRICES, else baton's config folder), and
+	// BuiltinPrices prices with the built-in list alone.
+	Prices        string
+	BuiltinPrices bool
 	// RunsDir is where the record is saved ("" is RunsDir) unless NoSave.
 	RunsDir string
 	NoSave  bool
@@ -182,7 +184,7 @@ func (o *options) prepare(req AskRequest) (*orchestrate.Config, *pricing.Table, 
 		}
 	}
 	path := req.Prices
-	if path == "" {
+	if path == "" && !req.BuiltinPrices {
 		path = pricing.DefaultPath(o.getenv)
 	}
 	prices, err := pricing.Load(path)

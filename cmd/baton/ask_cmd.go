@@ -240,7 +240,7 @@ func askRequest(f askFlags, task string, stdin io.Reader, stderr io.Writer) bato
 		Concurrency: f.concurrency, MaxSubtasks: f.maxSubtasks,
 		MaxFallbackTokens: f.maxFallback, SubagentMaxTokens: f.subagentMax,
 		DryRun: f.dryRun, DryRunWithoutProvider: true, FailFast: f.failFast, Stream: f.stream,
-		SkillDirs: f.skills, Prices: f.prices, RunsDir: f.runsDir, NoSave: f.noSave,
+		SkillDirs: f.skills, Prices: f.prices, BuiltinPrices: f.prices == "", RunsDir: f.runsDir, NoSave: f.noSave,
 		Calls:       f.models.policy(f.concurrency, stderr),
 		CallTimeout: mo.CallTimeout, IdleTimeout: mo.IdleTimeout,
 	}
