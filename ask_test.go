@@ -166,3 +166,17 @@ func readFile(t *testing.T, name string) string {
 	}
 	return string(data)
 }
+
+// The request with nothing but a task and a document (and no record
+// written): the first call meets a 429 and the run is still ok.
+func TestAskDefaultRequestRetriesRateLimit(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Sequence(llmtest.RateLimit(0)).Limit(1), llmtest.Always(llmtest.Text("A retry storm.")))
+	res, err := baton.Ask(context.Background(), baton.AskRequest{Task: "What caused the outage?", Documents: []string{exampleDoc}, NoSave: true},
+		baton.WithEnv(env(map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": srv.AnthropicBaseURL()})))
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	if res.Record.Status != "ok" || res.Record.Answer != "A retry storm." || srv.Count() != 2 {
+		t.Fatalf("status %q, answer %q, %d requests; want ok, the answer, and 2 requests (the 429 and its retry)", res.Record.Status, res.Record.Answer, srv.Count())
+	}
+}
