@@ -178,7 +178,7 @@ func distPoint(ctx context.Context, opts Options, srv *pgserver.Server, fake *di
 		}
 	}
 	k := w * distConcurrency
-	m, err := newModel(fake.srv, llm.Limits{Concurrency: k}, llm.RetryPolicy{})
+	m, err := newModel(fake.srv, llm.Limits{Concurrency: k})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/outline"
@@ -237,15 +237,10 @@ func askWith(ctx context.Context, t *Task, planReply, outlineReply, mode string,
 		return nil, nil, err
 	}
 	defer srv.Close()
-	m, err := newModel(srv, llm.Limits{Concurrency: concurrency}, llm.RetryPolicy{})
-	if err != nil {
-		return nil, nil, err
-	}
-	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
-		Task: t.Task, Context: t.Text, Sources: []string{t.File}, Planner: mode,
-		Model: m, Provider: "anthropic", ModelName: ModelName, Concurrency: concurrency,
-		MaxFallbackTokens: noCeiling(mode),
-	})
+	rec, err := ask(ctx, srv.AnthropicBaseURL(), baton.AskRequest{
+		Task: t.Task, Context: text(t.File, t.Text), Planner: mode,
+		Concurrency: concurrency, MaxFallbackTokens: noCeiling(mode),
+	}, baton.Events{})
 	if err != nil {
 		return rec, nil, err
 	}

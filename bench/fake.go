@@ -1,12 +1,19 @@
 package bench
 
 import (
+	"context"
 	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/baton-dev/baton"
+	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton/llm/anthropic"
 	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/orchestrate"
 )
 
 // ModelName is the model every benchmark asks the fake for. It selects the
@@ -74,7 +81,53 @@ func filler(seed string, n int) string {
 }
 
 // newModel is baton's production stack against the fake: the Anthropic
-// provider on the real SDK, inside the limits, inside the retry policy.
-func newModel(srv *llmtest.Server, limits llm.Limits, policy llm.RetryPolicy) (llm.Model, error) {
-	return newModelAt(srv.AnthropicBaseURL(), limits, policy)
+// provider on the real SDK inside baton.Stack (the retry policy outside
+// the limits), as baton.Ask builds it.
+func newModel(srv *llmtest.Server, limits llm.Limits) (llm.Model, error) {
+	p, err := newClient(srv.AnthropicBaseURL())
+	if err != nil {
+		return nil, err
+	}
+	return baton.Stack(p, baton.CallPolicy{Concurrency: limits.Concurrency,
+		RequestsPerMinute: limits.RequestsPerMinute, TokensPerMinute: limits.TokensPerMinute}), nil
+}
+
+// newClient is the Anthropic provider on the real SDK against a fake at
+// baseURL, in this process or another.
+func newClient(baseURL string) (llm.Model, error) {
+	return anthropic.New(anthropic.Config{BaseURL: baseURL, APIKey: "bench", Model: ModelName})
+}
+
+// ask runs req against the fake at baseURL through baton.Ask, the entry point of
+// `baton ask`: the same stack, window rules and record, with the record
+// kept in memory and nothing read from the environment.
+func ask(ctx context.Context, baseURL string, req baton.AskRequest, ev baton.Events) (*orchestrate.Record, error) {
+	p, err := newClient(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if req.Model == "" {
+		req.Model = ModelName
+	}
+	req.NoSave = true
+	res, err := baton.Ask(ctx, req, baton.WithClient(p, "anthropic"), baton.WithEvents(ev),
+		baton.WithEnv(func(string) string { return "" }), baton.WithTracer(noop.NewTracerProvider().Tracer("")))
+	if res == nil {
+		return nil, err
+	}
+	return res.Record, err
+}
+
+// text is one document given to baton.Ask as it is, under name.
+func text(name, s string) *document.Context {
+	return &document.Context{Text: s, Sources: []document.Source{{Name: name}}}
+}
+
+// sources names the documents of a combined context.
+func sources(names []string) []document.Source {
+	out := make([]document.Source, len(names))
+	for i, n := range names {
+		out[i] = document.Source{Name: n}
+	}
+	return out
 }

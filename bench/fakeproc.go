@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-dev/baton/llm"
-	"github.com/baton-dev/baton/llm/anthropic"
 	"github.com/baton-dev/baton/llm/llmtest"
 )
 
@@ -114,13 +112,4 @@ func (f *fanoutFake) requests() []llmtest.RecordedRequest {
 		return nil
 	}
 	return f.local.Requests()
-}
-
-// newModelAt is baton's production stack against a fake at baseURL.
-func newModelAt(baseURL string, limits llm.Limits, policy llm.RetryPolicy) (llm.Model, error) {
-	p, err := anthropic.New(anthropic.Config{BaseURL: baseURL, APIKey: "bench", Model: ModelName})
-	if err != nil {
-		return nil, err
-	}
-	return llm.WithRetry(llm.WithLimits(p, limits), policy), nil
 }

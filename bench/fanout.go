@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/baton-dev/baton"
+	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
@@ -74,11 +76,11 @@ type FanoutRun struct {
 }
 
 // runFanout runs one ask of n subtasks at concurrency k with latency l,
-// against a fake in a child process of baton when baton names a baton
+// against a fake in a child process of baton when bin names a baton
 // binary, else against one in this process.
-func runFanout(ctx context.Context, baton string, n, k int, l time.Duration, sampleHeap bool) (FanoutRun, error) {
+func runFanout(ctx context.Context, bin string, n, k int, l time.Duration, sampleHeap bool) (FanoutRun, error) {
 	doc := fanoutDoc(fanoutParts)
-	fake, err := startFanoutFake(ctx, baton, n, l)
+	fake, err := startFanoutFake(ctx, bin, n, l)
 	if err != nil {
 		return FanoutRun{}, err
 	}
@@ -88,10 +90,6 @@ func runFanout(ctx context.Context, baton string, n, k int, l time.Duration, sam
 			fake.close()
 		}
 	}()
-	m, err := newModelAt(fake.url, llm.Limits{Concurrency: k}, llm.RetryPolicy{})
-	if err != nil {
-		return FanoutRun{}, err
-	}
 	var clock dispatchClock
 	var heap *heapSampler
 	if sampleHeap {
@@ -99,11 +97,10 @@ func runFanout(ctx context.Context, baton string, n, k int, l time.Duration, sam
 	}
 	cpu0 := processCPU()
 	start := time.Now()
-	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
-		Task: "Extract the facts of every part.", Context: doc, Model: m, Planner: orchestrate.PlannerFull,
-		Provider: "anthropic", ModelName: ModelName, Concurrency: k, MaxSubtasks: n,
-		Progress: clock.observe,
-	})
+	rec, err := ask(ctx, fake.url, baton.AskRequest{
+		Task: "Extract the facts of every part.", Context: &document.Context{Text: doc}, Planner: orchestrate.PlannerFull,
+		Concurrency: k, MaxSubtasks: n,
+	}, baton.Events{Progress: clock.observe})
 	whole := time.Since(start)
 	cpu := processCPU() - cpu0
 	r := FanoutRun{N: n, K: k, Whole: whole, CPU: cpu, Remote: fake.local == nil,
@@ -212,7 +209,7 @@ func runTPM(ctx context.Context, name string, limit, calls, k int, clientTPM boo
 	if clientTPM {
 		lim.TokensPerMinute = limit
 	}
-	m, err := newModel(srv, lim, llm.RetryPolicy{})
+	m, err := newModel(srv, lim)
 	if err != nil {
 		return TPMRun{}, err
 	}
@@ -279,15 +276,15 @@ const FanoutReps = 3
 
 // medianRun runs one fan-out point reps times and keeps, field by field, the
 // median, with the lowest and highest dispatch/ideal seen.
-func medianRun(ctx context.Context, baton string, n, k int, l time.Duration, reps int, plain bool) (FanoutRun, [2]float64, error) {
+func medianRun(ctx context.Context, bin string, n, k int, l time.Duration, reps int, plain bool) (FanoutRun, [2]float64, error) {
 	var runs []FanoutRun
 	for range reps {
-		r, err := runFanout(ctx, baton, n, k, l, false)
+		r, err := runFanout(ctx, bin, n, k, l, false)
 		if err != nil {
 			return r, [2]float64{}, err
 		}
 		if plain {
-			if r.Plain, err = plainFanout(ctx, baton, n, k, l); err != nil {
+			if r.Plain, err = plainFanout(ctx, bin, n, k, l); err != nil {
 				return r, [2]float64{}, err
 			}
 		}

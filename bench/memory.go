@@ -168,7 +168,7 @@ func fallbackMemory(ctx context.Context, doc string, n, k int) (memRun, error) {
 	)
 	defer srv.Close()
 	srv.OnRequest(func(llmtest.RecordedRequest) { srv.Reset() })
-	model, err := newModel(srv, llm.Limits{Concurrency: k}, llm.RetryPolicy{})
+	model, err := newModel(srv, llm.Limits{Concurrency: k})
 	if err != nil {
 		return memRun{}, err
 	}

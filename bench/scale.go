@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-dev/baton/llm"
+	"github.com/baton-dev/baton"
+	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/slice"
@@ -139,15 +140,11 @@ func RunScale(ctx context.Context, tasks []*Task, opts Options) (Section, error)
 
 	srv := newScaleFake(window)
 	defer srv.Close()
-	m, err := newModel(srv, llm.Limits{Concurrency: 4}, llm.RetryPolicy{})
-	if err != nil {
-		return Section{}, err
-	}
 	task := "How many times does " + scaleMark + " appear across the corpus?"
-	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
-		Task: task, Context: string(combined), Sources: names, Model: m, Provider: "anthropic",
-		ModelName: ModelName, Window: window, Concurrency: 4,
-	})
+	rec, err := ask(ctx, srv.AnthropicBaseURL(), baton.AskRequest{
+		Task: task, Context: &document.Context{Text: string(combined), Sources: sources(names)},
+		Window: window, Concurrency: 4,
+	}, baton.Events{})
 	res.Record = rec
 	if err != nil {
 		return Section{}, fmt.Errorf("scale run: %w", err)

@@ -8,17 +8,18 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/baton-dev/baton"
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/llm"
-	"github.com/baton-dev/baton/llm/provider"
 	"github.com/baton-dev/baton/orchestrate"
-	"github.com/baton-dev/baton/pricing"
-	"github.com/baton-dev/baton/telemetry"
+	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/tokens"
 )
 
@@ -58,6 +59,14 @@ type AskIn struct {
 	MaxSubtasks int      `json:"max_subtasks,omitempty" jsonschema:"most subtasks a plan may have (default 6)"`
 	// MaxFallbackTokens is --max-fallback-tokens.
 	MaxFallbackTokens int `json:"max_fallback_tokens,omitempty" jsonschema:"most tokens of context that subtasks whose pointers all missed may send by falling back to the whole context; past it such a subtask fails (0: one single call's worth; -1: no ceiling)"`
+	// The rest are `baton ask`'s flags of the same names. The provider's
+	// endpoint is not among them: the server's environment decides where
+	// its keys are sent.
+	Provider          string `json:"provider,omitempty" jsonschema:"anthropic, openai or ollama, among those the server's environment has keys for; empty to detect"`
+	PlannerModel      string `json:"planner_model,omitempty" jsonschema:"the planner's model; empty for the run's model"`
+	Window            int    `json:"window,omitempty" jsonschema:"context window of the models in tokens; 0 for baton's table of known models. No request over it is sent"`
+	FailFast          bool   `json:"fail_fast,omitempty" jsonschema:"stop at the first subtask that fails instead of answering with what succeeded"`
+	SubagentMaxTokens int    `json:"subagent_max_tokens,omitempty" jsonschema:"bound on each sub-agent's return, in tokens (0 for the default)"`
 }
 
 // AskSubtask is one subtask of the plan, short: the record holds the rest.
@@ -89,6 +98,12 @@ type AskOut struct {
 	CostUSD    *float64               `json:"cost_usd,omitempty"`
 	Subtasks   []AskSubtask           `json:"subtasks"`
 	Warnings   []string               `json:"warnings"`
+	// The rest are the record's fields of the same names, as
+	// `baton ask --json` prints them.
+	Provider     string                 `json:"provider,omitempty"`
+	Model        string                 `json:"model,omitempty"`
+	PlannerModel string                 `json:"planner_model,omitempty"`
+	Usage        orchestrate.PhaseUsage `json:"usage"`
 }
 
 func (s *Server) addAskTools() {
@@ -100,100 +115,81 @@ func (s *Server) addAskTools() {
 }
 
 func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*mcp.CallToolResult, AskOut, error) {
-	if in.Planner == "" {
-		in.Planner = orchestrate.PlannerAuto
-	}
 	switch {
 	case strings.TrimSpace(in.Task) == "":
 		return nil, AskOut{}, errors.New("the task is empty")
 	case len(in.Documents) == 0:
 		return nil, AskOut{}, errors.New("no documents given")
-	case !orchestrate.ValidPlanner(in.Planner):
-		return nil, AskOut{}, fmt.Errorf("planner must be auto, full, llm, outline or retrieval, not %q", in.Planner)
 	case in.Concurrency < 0 || in.Concurrency > MaxAskConcurrency:
 		return nil, AskOut{}, fmt.Errorf("concurrency must be between 1 and %d (0 for the default %d), not %d", MaxAskConcurrency, orchestrate.DefaultConcurrency, in.Concurrency)
-	case in.MaxFallbackTokens < -1:
-		return nil, AskOut{}, fmt.Errorf("max_fallback_tokens must be 0 (one single call's worth), -1 (no ceiling) or a number of tokens, not %d", in.MaxFallbackTokens)
 	case in.MaxSubtasks < 0 || in.MaxSubtasks > MaxAskSubtasks:
 		return nil, AskOut{}, fmt.Errorf("max_subtasks must be between 1 and %d (0 for the default %d), not %d", MaxAskSubtasks, orchestrate.DefaultMaxSubtasks, in.MaxSubtasks)
 	}
-	if in.Concurrency == 0 {
-		in.Concurrency = orchestrate.DefaultConcurrency
+	areq := askRequest(in, s.skills)
+	if err := areq.Validate(); err != nil {
+		return nil, AskOut{}, err
 	}
-	text, names, err := s.readDocuments(in.Documents)
+	text, names, parts, err := s.readDocuments(in.Documents)
 	if err != nil {
 		return nil, AskOut{}, err
 	}
-	// A bad prices file fails here, before anything is paid for.
-	prices, err := pricing.Load(strings.TrimSpace(pricing.DefaultPath(s.getenv)))
-	if err != nil {
-		return nil, AskOut{}, err
+	areq.Context = &document.Context{Text: text, Parts: parts}
+	for _, n := range names {
+		areq.Context.Sources = append(areq.Context.Sources, document.Source{Name: n})
 	}
-
+	var (
+		mu       sync.Mutex
+		warnings []string
+	)
 	prog := newAskProgress(ctx, req)
-	cfg := orchestrate.Config{
-		Task:              in.Task,
-		Context:           text,
-		Sources:           names,
-		Planner:           in.Planner,
-		Skills:            s.skills,
-		DryRun:            in.DryRun,
-		Concurrency:       in.Concurrency,
-		MaxSubtasks:       in.MaxSubtasks,
-		Progress:          prog.event,
-		MaxFallbackTokens: in.MaxFallbackTokens,
-	}
-	const note = "dry run asked for: no model was called; the figures are local estimates"
-	if !in.DryRun {
-		m, sel, err := s.resolveModel(ctx, in, prog)
-		switch {
-		case errors.Is(err, llm.ErrNoProvider):
+	res, runErr := baton.Ask(ctx, areq, baton.WithEnv(s.getenv), baton.WithTracer(s.tracer),
+		baton.WithEvents(baton.Events{Progress: prog.event,
+			Retry: func(attempt int, wait time.Duration, err error) {
+				prog.note(fmt.Sprintf("attempt %d failed (%s); retrying in %s", attempt, oneLine(err.Error()), wait.Round(time.Millisecond)))
+			},
+			Warning: func(msg string) { mu.Lock(); warnings = append(warnings, msg); mu.Unlock() }}),
+		baton.WithRecorder(s.saveRecord, s.indexRecord))
+	if res == nil {
+		if errors.Is(runErr, llm.ErrNoProvider) {
 			// An error, not a quiet dry run: a host started the server
 			// without the key (hosts pass a reduced environment), and a
 			// dry run's note is easily lost on the way to the user.
 			return nil, AskOut{}, errors.New(NoProviderMessage)
-		case err != nil:
-			return nil, AskOut{}, err
-		default:
-			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
-			cfg.Model, cfg.Redactor = telemetry.Model(m, s.tracer, sel.Provider, telemetry.CaptureContent(s.getenv)), sel.Redactor
-			if sel.Window > 0 {
-				// The server runs every request with this window
-				// (Ollama's num_ctx), so it is the one to check.
-				cfg.Window = sel.Window
-			}
 		}
-	}
-	if cfg.Model == nil && in.Model != "" {
-		// The estimate is still checked against the named model's window
-		// and counted with its tokenizer.
-		cfg.ModelName = in.Model
-	}
-	cfg.Counter = tokens.ForModel(cfg.ModelName)
-
-	cfg.Span = telemetry.Spans(s.tracer)
-	actx, endAsk := telemetry.StartAsk(ctx, s.tracer, cfg.Provider, cfg.ModelName)
-	rec, runErr := orchestrate.Ask(actx, cfg)
-	endAsk(rec, runErr)
-	if rec == nil {
 		return nil, AskOut{}, runErr
 	}
-	rec.PriceWith(prices)
-	out := AskOut{RunID: rec.ID, Status: rec.Status, DryRun: rec.DryRun, Planner: rec.Planner,
-		Accounting: rec.Accounting, CostUSD: rec.CostUSD, Subtasks: []AskSubtask{}, Warnings: rec.Warnings}
+	return s.askOut(res, runErr, warnings)
+}
+
+// askRequest maps the tool's input onto the library's request: the same
+// choices as `baton ask`'s flags of the same names.
+func askRequest(in AskIn, skills *skill.Library) baton.AskRequest {
+	return baton.AskRequest{Task: in.Task, Planner: in.Planner, PlannerModel: in.PlannerModel,
+		Provider: in.Provider, Model: in.Model, Window: in.Window,
+		Concurrency: in.Concurrency, MaxSubtasks: in.MaxSubtasks,
+		MaxFallbackTokens: in.MaxFallbackTokens, SubagentMaxTokens: in.SubagentMaxTokens,
+		DryRun: in.DryRun, FailFast: in.FailFast, Skills: skills,
+		// Validate wants documents; they are read after it, through the root.
+		Documents: in.Documents,
+		Calls:     baton.CallPolicy{MaxAttempts: askMaxAttempts}}
+}
+
+// askOut is the tool's result of a finished run.
+func (s *Server) askOut(res *baton.Result, runErr error, setup []string) (*mcp.CallToolResult, AskOut, error) {
+	rec := res.Record
+	out := AskOut{RunID: rec.ID, Record: res.Path, Status: rec.Status, DryRun: rec.DryRun, Planner: rec.Planner,
+		Accounting: rec.Accounting, CostUSD: rec.CostUSD, Subtasks: []AskSubtask{}, Warnings: append(setup, rec.Warnings...),
+		Provider: rec.Provider, Model: rec.Model, PlannerModel: rec.PlannerModel, Usage: rec.Usage}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
 	if rec.DryRun {
-		out.Note = note
+		out.Note = "dry run asked for: no model was called; the figures are local estimates"
 	}
-	// Saved before anything else can fail: the record is what was paid for.
-	if out.Record, err = s.saveRecord(rec); err != nil {
-		out.Warnings = append(out.Warnings, err.Error())
-	} else if s.onRecord != nil {
-		if err := s.onRecord(rec, filepath.Join(s.root.Name(), filepath.FromSlash(out.Record))); err != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("the run is saved in %s but not in the run history: %s", out.Record, oneLine(err.Error())))
-		}
+	if res.SaveErr != nil {
+		out.Warnings = append(out.Warnings, res.SaveErr.Error())
+	} else if res.IndexErr != nil {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the run is saved in %s but not in the run history: %s", out.Record, oneLine(res.IndexErr.Error())))
 	}
 	for _, st := range rec.Subtasks {
 		out.Subtasks = append(out.Subtasks, AskSubtask{ID: st.Index + 1, Task: st.Task, Skill: st.Skill, Mode: st.Mode,
@@ -210,29 +206,20 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 	default:
 		return nil, AskOut{}, fmt.Errorf("ask: %s (run record: %s)", oneLine(runErr.Error()), orNone(out.Record))
 	}
-	if out.Answer, out.Spilled, err = s.spill("ask", rec.Answer, cfg.Counter.Count(rec.Answer)); err != nil {
+	var err error
+	if out.Answer, out.Spilled, err = s.spill("ask", rec.Answer, tokens.ForModel(rec.Model).Count(rec.Answer)); err != nil {
 		return nil, AskOut{}, err
 	}
 	return nil, out, nil
 }
 
-// resolveModel picks the provider from the server's environment and wraps
-// it as `baton ask` does: limits inside retry, so a call waiting on backoff
-// holds no concurrency slot.
-func (s *Server) resolveModel(ctx context.Context, in AskIn, prog *askProgress) (llm.Model, *provider.Selection, error) {
-	sel, err := provider.Resolve(ctx, provider.Options{Model: in.Model,
-		HTTPClient: llm.NewHTTPClient(llm.DefaultCallTimeout, llm.DefaultIdleTimeout)}, s.getenv)
-	if err != nil {
-		return nil, nil, err
+// indexRecord adds a saved record to the run history when the server
+// keeps one (Config.OnRecord).
+func (s *Server) indexRecord(rec *orchestrate.Record, rel string) error {
+	if s.onRecord == nil {
+		return nil
 	}
-	// Attempts inside the retry policy: a failed attempt is an event on
-	// the call's chat span (telemetry.Model, outside it).
-	var m llm.Model = llm.WithLimits(telemetry.Attempts(sel.LLM), llm.Limits{Concurrency: in.Concurrency})
-	m = llm.WithRetry(m, llm.RetryPolicy{MaxAttempts: askMaxAttempts,
-		OnRetry: func(attempt int, wait time.Duration, err error) {
-			prog.note(fmt.Sprintf("attempt %d failed (%s); retrying in %s", attempt, oneLine(sel.Redactor.Error(err).Error()), wait.Round(time.Millisecond)))
-		}})
-	return m, sel, nil
+	return s.onRecord(rec, filepath.Join(s.root.Name(), filepath.FromSlash(rel)))
 }
 
 // saveRecord writes the record under RunsDir through the root, atomically,

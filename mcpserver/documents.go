@@ -16,12 +16,12 @@ import (
 // markdown and text files, as --doc does) and combines several into one
 // context with a top-level section per file, so that the plan and its
 // slices are the same as `baton ask`'s.
-func (s *Server) readDocuments(args []string) (string, []string, error) {
+func (s *Server) readDocuments(args []string) (string, []string, []slice.Part, error) {
 	var names []string
 	for _, arg := range args {
 		found, err := s.documentFiles(arg)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		names = append(names, found...)
 	}
@@ -30,25 +30,26 @@ func (s *Server) readDocuments(args []string) (string, []string, error) {
 	for i, name := range names {
 		text, err := s.read(name)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		if strings.IndexByte(text[:min(len(text), 8192)], 0) >= 0 {
-			return "", nil, fmt.Errorf("document %q looks binary (NUL bytes); ask reads markdown and text", name)
+			return "", nil, nil, fmt.Errorf("document %q looks binary (NUL bytes); ask reads markdown and text", name)
 		}
 		if total += len(text); total > MaxDocumentBytes {
-			return "", nil, fmt.Errorf("documents exceed %d MiB in total; pass fewer or smaller files", MaxDocumentBytes>>20)
+			return "", nil, nil, fmt.Errorf("documents exceed %d MiB in total; pass fewer or smaller files", MaxDocumentBytes>>20)
 		}
 		texts[i] = text
 	}
 	if len(texts) == 1 {
-		return texts[0], names, nil
+		return texts[0], names, nil, nil
 	}
 	docs := make([]slice.NamedDoc, len(texts))
 	for i, t := range texts {
 		docs[i] = slice.NamedDoc{Name: names[i], Data: []byte(t)}
 	}
-	combined, _ := slice.Combine(docs)
-	return string(combined), names, nil
+	// The parts give the record its document map, as `baton ask` has.
+	combined, parts := slice.Combine(docs)
+	return string(combined), names, parts, nil
 }
 
 // textExts are the files taken from a folder, as `baton ask --doc DIR`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/baton-dev/baton"
 	"github.com/baton-dev/baton/outline"
 	"github.com/baton-dev/baton/slice"
 	"github.com/baton-dev/baton/tokens"
@@ -48,18 +49,12 @@ type SliceIn struct {
 	Passages   []string `json:"passages,omitempty" jsonschema:"passage ids as the outline lists them ('p17') or runs of them ('p18-p20'), for text with no headings"`
 }
 
-// SliceOut is the same contract as `baton slice --json`, plus Spilled: a
+// SliceOut is `baton slice --json`'s type (baton.Slice), plus Spilled: a
 // slice over the result bound is written to a file, Text is then empty and
 // Spilled says where.
 type SliceOut struct {
-	Text      string        `json:"text"`
-	Tokens    int           `json:"tokens"`
-	Matched   []slice.Match `json:"matched"`
-	Unmatched []string      `json:"unmatched"`
-	Misses    []slice.Miss  `json:"misses"`
-	Fallback  bool          `json:"fallback"`
-	Warnings  []string      `json:"warnings"`
-	Spilled   *Spill        `json:"spilled,omitempty"`
+	baton.Slice
+	Spilled *Spill `json:"spilled,omitempty"`
 }
 
 // CountIn is what to count.
@@ -175,20 +170,7 @@ func (s *Server) slice(_ context.Context, _ *mcp.CallToolRequest, in SliceIn) (*
 		}
 	}
 	r := slice.ParseString(text).Extract(slice.Pointers{Sections: in.Sections, LineRanges: in.LineRanges, Passages: in.Passages})
-	out := SliceOut{Text: r.Text, Tokens: tokens.Count(r.Text), Matched: r.Matched, Unmatched: r.Unmatched,
-		Misses: r.Misses, Fallback: r.Fallback, Warnings: r.Warnings}
-	if out.Matched == nil {
-		out.Matched = []slice.Match{}
-	}
-	if out.Unmatched == nil {
-		out.Unmatched = []string{}
-	}
-	if out.Misses == nil {
-		out.Misses = []slice.Miss{}
-	}
-	if out.Warnings == nil {
-		out.Warnings = []string{}
-	}
+	out := SliceOut{Slice: baton.NewSlice(r, nil)}
 	if out.Text, out.Spilled, err = s.spill("slice", out.Text, out.Tokens); err != nil {
 		return nil, SliceOut{}, err
 	}

@@ -64,7 +64,9 @@ type Config struct {
 	PlannerModel string // defaults to ModelName
 	Concurrency  int
 	MaxSubtasks  int
-	Temperature  float64
+	// Temperature of the sub-agents and the synthesis; nil is
+	// DefaultTemperature, and llm.Float(0) asks for 0.
+	Temperature  *float64
 	SubagentMax  int // max output tokens of a sub-agent (its return bound)
 	PlannerMax   int
 	SynthesisMax int
@@ -142,8 +144,8 @@ func (c *Config) defaults() {
 	if c.MaxSubtasks <= 0 {
 		c.MaxSubtasks = DefaultMaxSubtasks
 	}
-	if c.Temperature == 0 {
-		c.Temperature = DefaultTemperature
+	if c.Temperature == nil {
+		c.Temperature = llm.Float(DefaultTemperature)
 	}
 	if c.SubagentMax <= 0 {
 		c.SubagentMax = DefaultSubagentTokens
@@ -347,7 +349,7 @@ func (r *run) synthesise(ctx context.Context) error {
 		Model:       r.cfg.ModelName,
 		System:      synthesisSystem,
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user}},
-		Temperature: llm.Float(r.cfg.Temperature),
+		Temperature: llm.Float(*r.cfg.Temperature),
 		MaxTokens:   r.cfg.SynthesisMax,
 		Stream:      r.cfg.Stream,
 		OnText:      r.cfg.OnText,

@@ -132,7 +132,7 @@ func (r *run) direct(ctx context.Context) error {
 	req := &llm.Request{
 		Model:       r.cfg.ModelName,
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: userMessage(r.cfg.Context, singleCallInstruction(r.cfg.Task))}},
-		Temperature: llm.Float(r.cfg.Temperature),
+		Temperature: llm.Float(*r.cfg.Temperature),
 		MaxTokens:   r.cfg.SynthesisMax,
 		Stream:      r.cfg.Stream,
 		OnText:      r.cfg.OnText,

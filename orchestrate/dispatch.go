@@ -132,7 +132,7 @@ func (r *run) subagentRequest(system, user string) *llm.Request {
 		Model:       r.cfg.ModelName,
 		System:      system,
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: user}},
-		Temperature: llm.Float(r.cfg.Temperature),
+		Temperature: llm.Float(*r.cfg.Temperature),
 		MaxTokens:   r.cfg.SubagentMax,
 		Stream:      r.cfg.Stream,
 	}

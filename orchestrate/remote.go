@@ -85,7 +85,7 @@ func (r *run) remote(ctx context.Context, j *job, req *llm.Request) (*llm.Respon
 		Document: r.docHash, Whole: j.whole,
 		Pointers: slice.Pointers{Sections: j.st.ContextPointers.Sections, LineRanges: j.st.ContextPointers.LineRanges, Passages: j.st.ContextPointers.Passages},
 		Skill:    j.sk.Name, System: j.sk.Body, Instruction: j.instr,
-		Model: req.Model, Temperature: r.cfg.Temperature, MaxTokens: req.MaxTokens, Stream: req.Stream,
+		Model: req.Model, Temperature: *r.cfg.Temperature, MaxTokens: req.MaxTokens, Stream: req.Stream,
 		RequestHash: hash,
 	}
 	b, err := json.Marshal(in)

@@ -2,26 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
-
-	"github.com/baton-dev/baton/internal/batondir"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
+	"github.com/spf13/pflag"
 
-	"github.com/baton-dev/baton/document"
+	"github.com/baton-dev/baton"
+	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
-	"github.com/baton-dev/baton/skill"
-	"github.com/baton-dev/baton/telemetry"
-	"github.com/baton-dev/baton/tokens"
 )
 
 func init() { register(newAskCmd) }
@@ -49,12 +43,8 @@ type askFlags struct {
 	databaseURL  string
 }
 
-func newAskCmd() *cobra.Command {
-	var f askFlags
-	cmd := &cobra.Command{
-		Use:   "ask [flags] TASK",
-		Short: "Answer a task over documents: plan once, slice per subtask, run sub-agents in parallel, synthesise",
-		Long: `ask answers TASK over the documents given with --doc.
+// askLong is ask's help.
+const askLong = `ask answers TASK over the documents given with --doc.
 
 A planner reads the documents once and writes a plan of subtasks. Direct
 lookups are answered by the planner itself; every other subtask goes to a
@@ -107,7 +97,14 @@ twice the limit where the window has room; otherwise the run is partial.
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 partial (some subtasks failed or a reply
 stayed cut at its token limit; the warnings say what is missing), 4 internal
-error, 130 interrupted.`,
+error, 130 interrupted.`
+
+func newAskCmd() *cobra.Command {
+	var f askFlags
+	cmd := &cobra.Command{
+		Use:   "ask [flags] TASK",
+		Short: "Answer a task over documents: plan once, slice per subtask, run sub-agents in parallel, synthesise",
+		Long:  askLong,
 		Example: `  baton ask --doc examples/incident-report.md "What caused the outage and what should change?"
   baton ask --doc docs/ --provider openai --model gpt-4o-mini --json "Compare the two designs"
   cat notes.md | baton ask --doc - --dry-run "Summarise the decisions"`,
@@ -121,7 +118,12 @@ error, 130 interrupted.`,
 			return runAsk(cmd, f, args[0])
 		},
 	}
-	fl := cmd.Flags()
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// register defines ask's flags.
+func (f *askFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.docs, "doc", nil, "document: a file, a folder (its markdown and text files), or - for stdin (repeatable)")
 	f.models.register(fl)
 	fl.StringVar(&f.plannerModel, "planner-model", "", "model for the planner (default: --model)")
@@ -142,29 +144,13 @@ error, 130 interrupted.`,
 	fl.StringVar(&f.engine, "engine", "local", "where the sub-agent calls run: local (this process) or dbos (durable work on PostgreSQL, taken by baton worker processes)")
 	fl.StringVar(&f.databaseURL, "database-url", "", "PostgreSQL URL of the dbos engine (default $BATON_DATABASE_URL)")
 	fl.StringVar(&f.prices, "prices", pricing.DefaultPath(os.Getenv), "YAML file of prices per million tokens that corrects the built-in list prices (default $"+pricing.EnvFile+", else prices.yaml in baton's config folder when it exists)")
-	return cmd
 }
 
 func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
-	switch {
-	case strings.TrimSpace(task) == "":
-		return usageErrorf("the task is empty")
-	case len(f.docs) == 0:
-		return usageErrorf("give at least one --doc (a file, a folder, or - for stdin)")
-	case !orchestrate.ValidPlanner(f.planner):
-		return usageErrorf("--planner must be auto, full, llm, outline or retrieval, not %q", f.planner)
-	case f.window < 0:
-		return usageErrorf("--window must be 0 (known windows) or a number of tokens")
-	case f.concurrency < 1:
-		return usageErrorf("--concurrency must be at least 1")
-	case f.maxSubtasks < 1:
-		return usageErrorf("--max-subtasks must be at least 1")
-	case f.maxFallback < -1:
-		return usageErrorf("--max-fallback-tokens must be 0 (one single call's worth), -1 (no ceiling) or a number of tokens")
-	case f.engine != "local" && f.engine != "dbos":
-		return usageErrorf("--engine must be local or dbos, not %q", f.engine)
+	if err := checkAskFlags(f, task); err != nil {
+		return err
 	}
 	if f.engine == "dbos" && !cmd.Flags().Changed("concurrency") {
 		// The workers' --concurrency bounds what runs; a coordinator
@@ -175,234 +161,88 @@ func runAsk(cmd *cobra.Command, f askFlags, task string) error {
 	if err != nil {
 		return err
 	}
-	// Traces go out only when an OTLP endpoint is set; the flush at the
-	// end is bounded so that a collector that is down cannot hold the exit.
-	flush, tracer, err := telemetry.Setup(ctx, os.Getenv)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := flush(fctx); err != nil {
-			fmt.Fprintf(stderr, "baton: warning: %v\n", err)
-		}
-	}()
-	docs, err := document.Load(f.docs, cmd.InOrStdin())
-	if err != nil {
-		return err
-	}
-	// A bad prices file fails here, before anything is paid for.
-	prices, err := pricing.Load(f.prices)
-	if err != nil {
-		return err
-	}
-	lib := skill.Builtins()
-	for _, dir := range f.skills {
-		problems, err := lib.AddDir(dir)
-		if err != nil {
-			return fmt.Errorf("--skills %s: %w", dir, err)
-		}
-		for _, p := range problems {
-			fmt.Fprintf(stderr, "baton: warning: %s\n", p)
-		}
-	}
-
-	cfg := orchestrate.Config{
-		Task:              task,
-		Context:           docs.Text,
-		Parts:             docs.Parts,
-		Planner:           f.planner,
-		Skills:            lib,
-		DryRun:            f.dryRun,
-		FailFast:          f.failFast,
-		Concurrency:       f.concurrency,
-		MaxSubtasks:       f.maxSubtasks,
-		SubagentMax:       f.subagentMax,
-		Stream:            f.stream,
-		MaxFallbackTokens: f.maxFallback,
-		Window:            f.window,
-	}
-	for _, s := range docs.Sources {
-		cfg.Sources = append(cfg.Sources, s.Name)
-	}
-
-	out := cmd.OutOrStdout()
-	var sj *streamJSON
-	if mode == outputStreamJSON {
-		sj = newStreamJSON(out, nil)
-	}
-	// On a terminal, retry notices go through the live progress block
-	// (set below, before any call is made) instead of being drawn over.
-	// In stream-json they are events, and the live block is not drawn.
-	var prog *progress
-	live := isTerminal(stderr) && sj == nil
-	switch {
-	case sj != nil:
-		f.models.onRetry = sj.retry
-	case live:
-		f.models.onRetry = func(attempt int, wait time.Duration, err error) {
-			if prog != nil {
-				prog.retry(attempt, wait, err)
-			}
-		}
-	}
-	var answer *answerStream
-	switch {
-	case f.stream && sj != nil:
-		cfg.OnText, cfg.OnRestart = sj.text, sj.restart
-	case f.stream && mode == outputText && !f.dryRun:
-		// The live block stops before the first piece of the answer:
-		// it redraws by moving the cursor up, over whatever is below.
-		answer = &answerStream{w: out, stderr: stderr, before: func() {
-			if prog != nil {
-				prog.close()
-			}
-		}}
-		cfg.OnText, cfg.OnRestart = answer.text, answer.restart
-		f.models.onRetry = answer.retryNotice(f.models.onRetry)
-	}
-	f.models.window = f.window
-	var shared *sharedLimits
+	out := askOutput{mode: mode, out: cmd.OutOrStdout(), stderr: stderr}
+	opts := []baton.Option{baton.WithEvents(out.events(&f))}
 	if !f.dryRun && f.engine == "dbos" {
 		u, err := databaseURL(f.databaseURL)
 		if err != nil {
 			return err
 		}
-		if shared, err = openSharedLimits(ctx, u, cmd.Flags(), &f.models); err != nil {
+		shared, err := openSharedLimits(ctx, u, cmd.Flags(), &f.models)
+		if err != nil {
 			return err
 		}
 		defer shared.Close()
+		opts = append(opts, baton.WithEngine(func(ctx context.Context, m llm.Model) (engine.Engine, orchestrate.Documents, func(), error) {
+			d, err := openCoordinator(ctx, f.databaseURL, m, shared.rate)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			warnIfNoWorker(ctx, stderr, d)
+			return d.eng, d.docs, func() { d.Close() }, nil
+		}))
 	}
-	if !f.dryRun {
-		m, sel, err := f.models.resolve(ctx, f.concurrency, stderr)
-		switch {
-		case errors.Is(err, llm.ErrNoProvider) && f.models.provider == "":
-			// Said once, here, with what to set; stdout then only says
-			// that no model was called.
-			fmt.Fprintf(stderr, "baton: %v; running as a dry run\n", err)
-		case err != nil:
-			if hint := providerHint(err, f.models.provider); hint != "" {
-				fmt.Fprintf(stderr, "baton: %s\nbaton: %s\n", oneLineErr(err), hint)
-				return &exitErr{code: exitError}
-			}
-			return err
-		default:
-			cfg.Provider, cfg.ModelName = sel.Provider, sel.Model
-			cfg.PlannerModel = f.plannerModel
-			cfg.Model, cfg.Redactor = telemetry.Model(m, tracer, sel.Provider, telemetry.CaptureContent(os.Getenv)), sel.Redactor
-			if sel.Window > 0 {
-				// The server runs every request with this window
-				// (Ollama's num_ctx), so it is the one to check.
-				if f.window > sel.Window {
-					fmt.Fprintf(stderr, "baton: warning: --window %d is more than %s supports; using its %d tokens\n", f.window, sel.Model, sel.Window)
-				}
-				cfg.Window = sel.Window
-			}
-			if sj != nil {
-				cfg.Model = usageModel{m: cfg.Model, s: sj}
-			}
+	// The run history's messages (a recovery, a failed index) are the
+	// command's own.
+	opts = append(opts, baton.WithRecorder(nil, func(rec *orchestrate.Record, p string) error {
+		indexAsk(stderr, rec, p)
+		return nil
+	}))
+	res, runErr := baton.Ask(ctx, askRequest(f, task, cmd.InOrStdin(), stderr), opts...)
+	if out.prog != nil {
+		out.prog.close()
+	}
+	if res == nil {
+		if hint := providerHint(runErr, f.models.provider); hint != "" {
+			fmt.Fprintf(stderr, "baton: %s\nbaton: %s\n", oneLineErr(runErr), hint)
+			return &exitErr{code: exitError}
 		}
-	}
-	if cfg.Model == nil && f.models.model != "" {
-		// A dry run names no provider, but a --model given still decides
-		// the counter and the window the estimate is checked against.
-		cfg.ModelName, cfg.PlannerModel = f.models.model, f.plannerModel
-	}
-	cfg.Counter = tokens.ForModel(cfg.ModelName)
-
-	switch {
-	case sj != nil:
-		cfg.Progress = sj.event
-	case live && cfg.Model != nil:
-		fd := int(stderr.(*os.File).Fd())
-		prog = newLiveProgress(stderr, func() int { w, _, _ := term.GetSize(fd); return w })
-		cfg.Progress = prog.event
-	}
-	if f.engine == "dbos" && cfg.Model != nil {
-		d, err := openCoordinator(ctx, f.databaseURL, cfg.Model, shared.rate)
-		if err != nil {
-			return err
-		}
-		defer d.Close()
-		warnIfNoWorker(ctx, stderr, d)
-		cfg.Engine, cfg.Documents = d.eng, d.docs
-	}
-	cfg.Span = telemetry.Spans(tracer)
-	actx, endAsk := telemetry.StartAsk(ctx, tracer, cfg.Provider, cfg.ModelName)
-	rec, runErr := orchestrate.Ask(actx, cfg)
-	endAsk(rec, runErr)
-	if prog != nil {
-		prog.close()
-	}
-	if rec == nil {
 		return runErr
 	}
-	failed := runErr != nil && !errors.Is(runErr, orchestrate.ErrPartial) && !errors.Is(runErr, context.Canceled)
-	if failed {
-		// The cause comes first, before the summary's zeros, with what
-		// to check when it is the user's setting.
-		fmt.Fprintf(stderr, "baton: %s\n", oneLineErr(runErr))
-		if hint := providerHint(runErr, rec.Provider); hint != "" {
-			fmt.Fprintf(stderr, "baton: %s\n", hint)
-		}
-	}
-	rec.PriceWith(prices)
-	saved := ""
-	if !f.noSave {
-		// The default runs dir lies in .baton, which ignores itself for
-		// git; a failure here is not worth failing a paid run for.
-		_ = batondir.EnsureFor(f.runsDir)
-		p, err := rec.Save(f.runsDir)
-		if err != nil {
-			fmt.Fprintf(stderr, "baton: %v\n", err)
-		} else {
-			saved = p
-			indexAsk(stderr, rec, p)
-		}
-	}
+	return out.finish(res, runErr)
+}
 
+// checkAskFlags refuses flags that cannot be run, with exit code 2.
+func checkAskFlags(f askFlags, task string) error {
 	switch {
-	case sj != nil:
-		sj.finish(rec)
-	case mode == outputJSON:
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rec); err != nil {
+	case strings.TrimSpace(task) == "":
+		return usageErrorf("the task is empty")
+	case len(f.docs) == 0:
+		return usageErrorf("give at least one --doc (a file, a folder, or - for stdin)")
+	case f.concurrency < 1:
+		return usageErrorf("--concurrency must be at least 1")
+	case f.maxSubtasks < 1:
+		return usageErrorf("--max-subtasks must be at least 1")
+	case f.engine != "local" && f.engine != "dbos":
+		return usageErrorf("--engine must be local or dbos, not %q", f.engine)
+	}
+	if !f.dryRun {
+		if err := f.models.check(); err != nil {
 			return err
 		}
-	case rec.DryRun && !errors.Is(runErr, context.Canceled):
-		// A dry run stopped before its plan has nothing to show.
-		printDryRun(out, rec)
-	case answer != nil && answer.finish():
-		// Printed as it arrived; not again.
-		if rec.Answer == "" {
-			fmt.Fprintln(stderr, "baton: the answer above is incomplete: the synthesis failed")
-		}
-	default:
-		if rec.Answer != "" {
-			fmt.Fprintln(out, strings.TrimRight(rec.Answer, "\n"))
-		}
 	}
-	if !rec.DryRun {
-		printSummary(stderr, rec)
+	var re *baton.RequestError
+	if err := askRequest(f, task, nil, nil).Validate(); errors.As(err, &re) {
+		// The library names the request's fields; the command its flags.
+		return usageErrorf("--%s %s", strings.ReplaceAll(re.Field, "_", "-"), re.Rule)
 	}
-	if saved != "" {
-		fmt.Fprintf(stderr, "baton: run record: %s\n", saved)
-	}
-	for _, w := range rec.Warnings {
-		fmt.Fprintf(stderr, "baton: warning: %s\n", w)
-	}
-	switch {
-	case runErr == nil:
-		return nil
-	case errors.Is(runErr, orchestrate.ErrPartial):
-		fmt.Fprintf(stderr, "baton: partial answer: %v\n", runErr)
-		return &exitErr{code: exitPartial}
-	case errors.Is(runErr, context.Canceled):
-		return withCode(exitError, errors.New("cancelled; the run record keeps what finished"))
-	default:
-		return &exitErr{code: exitError} // printed first, above
+	return nil
+}
+
+// askRequest maps the flags onto the library's request.
+func askRequest(f askFlags, task string, stdin io.Reader, stderr io.Writer) baton.AskRequest {
+	f.models.window = f.window
+	mo := f.models.options()
+	return baton.AskRequest{
+		Task: task, Documents: f.docs, Stdin: stdin,
+		Planner: f.planner, PlannerModel: f.plannerModel,
+		Provider: mo.Provider, Model: mo.Model, BaseURL: mo.BaseURL, Window: f.window,
+		Concurrency: f.concurrency, MaxSubtasks: f.maxSubtasks,
+		MaxFallbackTokens: f.maxFallback, SubagentMaxTokens: f.subagentMax,
+		DryRun: f.dryRun, DryRunWithoutProvider: true, FailFast: f.failFast, Stream: f.stream,
+		SkillDirs: f.skills, Prices: f.prices, BuiltinPrices: f.prices == "", RunsDir: f.runsDir, NoSave: f.noSave,
+		Calls:       f.models.policy(f.concurrency, stderr),
+		CallTimeout: mo.CallTimeout, IdleTimeout: mo.IdleTimeout,
 	}
 }
 
@@ -431,125 +271,4 @@ func outputMode(f askFlags) (string, error) {
 	default:
 		return "", usageErrorf("--output must be text, json or stream-json, not %q", f.output)
 	}
-}
-
-func printDryRun(w io.Writer, rec *orchestrate.Record) {
-	// Why no model was called, when no provider was found, went to
-	// stderr already, once.
-	fmt.Fprintln(w, "No model was called: this is a dry run.")
-	if line := singleCallLine(rec); line != "" {
-		fmt.Fprintln(w, line+".")
-	}
-	if rec.Planner == orchestrate.PlannerDirect {
-		fmt.Fprintln(w, "No plan: a real run answers in one direct call with the whole context, since no plan would send less (--planner full or outline shows one).")
-	} else {
-		fmt.Fprintf(w, "Plan (%s planner, %s):\n", rec.Planner, plural(len(rec.Subtasks), "subtask"))
-	}
-	for _, s := range rec.Subtasks {
-		fmt.Fprintf(w, "  %d. [%s] %s\n", s.Index+1, s.Skill, s.Task)
-		if s.Slice == nil {
-			continue
-		}
-		var where []string
-		for _, m := range s.Slice.Matched {
-			if m.Heading != "" {
-				where = append(where, fmt.Sprintf("%q (lines %d-%d)", m.Heading, m.StartLine, m.EndLine))
-			} else {
-				where = append(where, fmt.Sprintf("lines %d-%d", m.StartLine, m.EndLine))
-			}
-		}
-		switch {
-		case s.Scope == "all":
-			where = append(where, "whole context (scope all)")
-		case s.Slice.Fallback:
-			where = append(where, "whole context (no pointer matched)")
-		}
-		fmt.Fprintf(w, "     slice: %s — %d tokens", strings.Join(where, ", "), s.ContextTokens)
-		if s.MapCalls > 0 {
-			fmt.Fprintf(w, "; map-reduce over %s (%s; reduce requests not estimated)", plural(s.Parts, "part"), plural(s.MapCalls, "map request"))
-		}
-		fmt.Fprintln(w)
-	}
-	a := rec.Accounting
-	fmt.Fprintf(w, "Estimate (%s, local count):\n", a.Counter)
-	fmt.Fprintf(w, "  context:                 %d tokens\n", a.ContextTokens)
-	switch rec.EstimatedPlanner {
-	case orchestrate.PlannerDirect:
-		fmt.Fprintf(w, "  planner input:           0 tokens (a real run would answer in one direct call with the whole context)\n")
-	case orchestrate.PlannerLLM, orchestrate.PlannerOutline:
-		name := "full"
-		if rec.EstimatedPlanner == orchestrate.PlannerOutline {
-			name = "outline"
-		}
-		fmt.Fprintf(w, "  planner input:           %d tokens (the %s planner a real run would use)\n", a.PlannerInputTokens, name)
-	default:
-		fmt.Fprintf(w, "  planner input:           %d tokens (a real run would plan without a model)\n", a.PlannerInputTokens)
-	}
-	fmt.Fprintf(w, "  sub-agent input:         %d tokens\n", a.SubagentInputTokens)
-	if rec.Planner == orchestrate.PlannerDirect {
-		fmt.Fprintf(w, "  orchestrated input:      %d tokens (the direct call)\n", a.OrchestratedInputTokens)
-	} else {
-		fmt.Fprintf(w, "  orchestrated input:      %d tokens (synthesis not included)\n", a.OrchestratedInputTokens)
-	}
-	fits := "fits"
-	if a.SingleCallFits != nil && !*a.SingleCallFits {
-		fits = "would not fit"
-	}
-	fmt.Fprintf(w, "  single call:             %d tokens (task and whole context in one request; %s the %d-token window)\n", a.SingleCallInputTokens, fits, a.SingleCallWindow)
-	fmt.Fprintf(w, "  naive input:             %d tokens (whole context to every sub-agent)\n", a.NaiveInputTokens)
-	fmt.Fprintf(w, "  naive saving:            %.1f%% against the naive input, a baseline no user would choose; the single call is the one to beat\n", 100*a.SavingsRatio)
-}
-
-func printSummary(w io.Writer, rec *orchestrate.Record) {
-	self, deleg, failed := 0, 0, 0
-	for _, s := range rec.Subtasks {
-		if s.Mode == orchestrate.ModeSelf {
-			self++
-		} else {
-			deleg++
-		}
-		if s.Status == orchestrate.StatusFailed {
-			failed++
-		}
-	}
-	u := rec.Usage.Total
-	a := rec.Accounting
-	cost := "cost unknown" // a warning below says why
-	if rec.CostUSD != nil {
-		cost = "cost " + pricing.FormatUSD(*rec.CostUSD) + " at list prices"
-	}
-	if line := singleCallLine(rec); line != "" && rec.Answer != "" {
-		fmt.Fprintf(w, "%s\n", line)
-	}
-	what := fmt.Sprintf("%d subtasks (%d self-answered, %d delegated, %d failed)", len(rec.Subtasks), self, deleg, failed)
-	if rec.Planner == orchestrate.PlannerDirect {
-		what = "answered in one direct call with the whole context, no plan cheaper than that"
-	}
-	fmt.Fprintf(w, "baton: %s; provider usage: %d input, %d output, %d cache read, %d cache write tokens; %s\n",
-		what, u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, cost)
-	if a.FallbacksRefused > 0 {
-		fmt.Fprintf(w, "baton: %s not sent the whole context again: the fallbacks reached --max-fallback-tokens (%d)\n", plural(a.FallbacksRefused, "subtask"), a.FallbackCeiling)
-	}
-	if a.MapCalls > 0 {
-		fmt.Fprintf(w, "baton: map-reduce: %s and %s\n", plural(a.MapCalls, "map request"), plural(a.ReduceCalls, "reduce request"))
-	}
-	if a.NaiveInputTokens > 0 {
-		fmt.Fprintf(w, "baton: %s\n", naiveLine(a))
-	}
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func oneLineErr(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }

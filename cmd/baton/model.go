@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/baton-dev/baton"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/provider"
-	"github.com/baton-dev/baton/telemetry"
 )
 
 // modelFlags are the provider and call-policy flags every command that
@@ -49,38 +48,41 @@ func (m *modelFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&m.idleTimeout, "idle-timeout", llm.DefaultIdleTimeout, "longest a streamed response may send no event before it is abandoned and retried; keep-alive comments do not count (0: no limit)")
 }
 
-// resolve picks the provider and wraps it in baton's one retry policy and
-// its limits (limits inside retry: a retry waiting on backoff holds no
-// concurrency slot).
-func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Writer) (llm.Model, *provider.Selection, error) {
+// check refuses the call-policy flags that cannot be run.
+func (m *modelFlags) check() error {
 	if m.maxAttempts < 1 {
-		return nil, nil, usageErrorf("--max-attempts must be at least 1")
+		return usageErrorf("--max-attempts must be at least 1")
 	}
 	if m.callTimeout < 0 || m.idleTimeout < 0 {
-		return nil, nil, usageErrorf("--call-timeout and --idle-timeout must not be negative")
+		return usageErrorf("--call-timeout and --idle-timeout must not be negative")
 	}
-	// The timeouts live in the HTTP client, so they bound the exchange
-	// only: a call queued for a concurrency slot or rate budget has not
-	// started and cannot time out.
-	sel, err := provider.Resolve(ctx, provider.Options{Provider: m.provider, Model: m.model, BaseURL: m.baseURL,
-		HTTPClient: llm.NewHTTPClient(m.callTimeout, m.idleTimeout), Window: m.window}, os.Getenv)
-	if err != nil {
-		return nil, nil, err
+	return nil
+}
+
+// options are the provider flags as baton.NewModel takes them; a timeout
+// flag of 0 is no limit, which the library spells as negative.
+func (m *modelFlags) options() baton.ModelOptions {
+	off := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
 	}
-	var model llm.Model = telemetry.Attempts(sel.LLM)
-	limits := llm.Limits{Concurrency: concurrency, RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm}
-	if m.shared != nil {
-		// Inside the slot, as llm.Limited takes its budget after the slot.
-		model, limits.RequestsPerMinute, limits.TokensPerMinute = m.shared(model), 0, 0
-	}
-	model = llm.WithLimits(model, limits)
+	return baton.ModelOptions{Provider: m.provider, Model: m.model, BaseURL: m.baseURL, Window: m.window,
+		CallTimeout: off(m.callTimeout), IdleTimeout: off(m.idleTimeout)}
+}
+
+// policy is the call policy of the flags: retry notices go to onRetry
+// when set, else to stderr unless it is a terminal (where a progress
+// display owns the screen).
+func (m *modelFlags) policy(concurrency int, stderr io.Writer) baton.CallPolicy {
 	// Parallel sub-agents retry at the same time; the lock keeps their
 	// notices whole lines and keeps a non-file stderr (a buffer, a pipe
 	// wrapper) from being written by two goroutines at once.
 	var mu sync.Mutex
 	onRetry := m.onRetry
-	model = llm.WithRetry(model, llm.RetryPolicy{
-		MaxAttempts: m.maxAttempts,
+	return baton.CallPolicy{MaxAttempts: m.maxAttempts, Concurrency: concurrency,
+		RequestsPerMinute: m.rpm, TokensPerMinute: m.tpm, Shared: m.shared,
 		OnRetry: func(attempt int, wait time.Duration, err error) {
 			if onRetry != nil {
 				onRetry(attempt, wait, err)
@@ -91,7 +93,14 @@ func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Wri
 				defer mu.Unlock()
 				fmt.Fprintf(stderr, "baton: attempt %d failed (%s); retrying in %s\n", attempt, oneLineErr(err), wait.Round(time.Millisecond))
 			}
-		},
-	})
-	return model, sel, nil
+		}}
+}
+
+// resolve picks the provider and wraps it in baton's one model stack
+// (baton.Stack).
+func (m *modelFlags) resolve(ctx context.Context, concurrency int, stderr io.Writer) (llm.Model, *provider.Selection, error) {
+	if err := m.check(); err != nil {
+		return nil, nil, err
+	}
+	return baton.NewModel(ctx, m.options(), m.policy(concurrency, stderr))
 }

@@ -11,43 +11,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/baton-dev/baton"
 	"github.com/baton-dev/baton/document"
 	"github.com/baton-dev/baton/slice"
-	"github.com/baton-dev/baton/tokens"
 )
 
 func init() { register(newSliceCmd) }
 
-// sliceJSON is the public --json shape; matched and unmatched are always
-// arrays so consumers need not tell null from empty.
-type sliceJSON struct {
-	Text      string        `json:"text"`
-	Tokens    int           `json:"tokens"`
-	Matched   []slice.Match `json:"matched"`
-	Unmatched []string      `json:"unmatched"`
-	Fallback  bool          `json:"fallback"`
-	Warnings  []string      `json:"warnings"`
-	Files     []slice.Part  `json:"files,omitempty"`
-	// Misses says why each unmatched pointer matched nothing: ambiguous
-	// (with the sections it could mean) or not found (with the nearest
-	// headings).
-	Misses []slice.Miss `json:"misses"`
-}
+// sliceJSON is the public --json shape, the MCP slice tool's too.
+type sliceJSON = baton.Slice
 
-func newSliceCmd() *cobra.Command {
-	var (
-		docs     []string
-		sections []string
-		lines    []string
-		passages []string
-		asJSON   bool
-		outline  bool
-		listPass bool
-	)
-	cmd := &cobra.Command{
-		Use:   "slice --doc FILE [--section TITLE]... [--lines A-B]... [--passage ID]...",
-		Short: "Cut the sections or lines of a document that a subtask needs",
-		Long: `slice prints the part of a markdown document that --section and --lines
+// sliceLong is slice's help.
+const sliceLong = `slice prints the part of a markdown document that --section and --lines
 name, exactly as baton hands it to a sub-agent. No model is called.
 
 A section runs from its heading to the line before the next heading of the
@@ -71,12 +46,29 @@ warning goes to standard error. Use --outline to see the headings, their
 lines and their unique paths ("Globex > Pricing", "Notes (2)"), which any
 --section may cite to name one section alone; for a document with no headings
 --outline lists its passages instead. With several --doc files, each becomes a top-level section named by
-its path, and line numbers refer to the combined text.`,
-		Example: `  baton slice --doc report.md --section "Results" --section "Methods > Sampling"
+its path, and line numbers refer to the combined text.`
+
+const sliceExample = `  baton slice --doc report.md --section "Results" --section "Methods > Sampling"
   baton slice --doc report.md --lines 40-80 --json
   baton slice --doc report.md --outline
-  baton slice --doc transcript.txt --passage p17 --passage p18-p20`,
-		Args: cobra.NoArgs,
+  baton slice --doc transcript.txt --passage p17 --passage p18-p20`
+
+func newSliceCmd() *cobra.Command {
+	var (
+		docs     []string
+		sections []string
+		lines    []string
+		passages []string
+		asJSON   bool
+		outline  bool
+		listPass bool
+	)
+	cmd := &cobra.Command{
+		Use:     "slice --doc FILE [--section TITLE]... [--lines A-B]... [--passage ID]...",
+		Short:   "Cut the sections or lines of a document that a subtask needs",
+		Long:    sliceLong,
+		Example: sliceExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(docs) == 0 {
 				return usageErrorf("slice needs --doc FILE (- for standard input)")
@@ -126,23 +118,7 @@ its path, and line numbers refer to the combined text.`,
 				}
 				return err
 			}
-			j := sliceJSON{
-				Text: r.Text, Tokens: tokens.Count(r.Text), Matched: r.Matched, Unmatched: r.Unmatched,
-				Fallback: r.Fallback, Warnings: r.Warnings, Files: parts, Misses: r.Misses,
-			}
-			if j.Matched == nil {
-				j.Matched = []slice.Match{}
-			}
-			if j.Unmatched == nil {
-				j.Unmatched = []string{}
-			}
-			if j.Warnings == nil {
-				j.Warnings = []string{}
-			}
-			if j.Misses == nil {
-				j.Misses = []slice.Miss{}
-			}
-			return writeJSON(out, j)
+			return writeJSON(out, baton.NewSlice(r, parts))
 		},
 	}
 	f := cmd.Flags()

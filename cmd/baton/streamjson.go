@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"sync"
@@ -163,25 +162,16 @@ func (s *streamJSON) finish(rec *orchestrate.Record) {
 	s.write(streamLine{Type: "record", Record: rec})
 }
 
-// usageModel reports the usage of every call that answered as a usage
-// line. It wraps the whole retrying model, so one line is one call however
-// many attempts it took (attempts says how many).
-type usageModel struct {
-	m llm.Model
-	s *streamJSON
-}
-
-func (u usageModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
-	resp, err := u.m.Generate(ctx, req)
-	if resp != nil {
-		u.s.mu.Lock()
-		usage := resp.Usage
-		model := resp.Model
-		if model == "" {
-			model = req.Model
-		}
-		u.s.write(streamLine{Type: "usage", Phase: u.s.phase, Model: model, Attempts: resp.Attempts, Usage: &usage})
-		u.s.mu.Unlock()
+// call reports the usage of a call that answered as a usage line. It is
+// told of the whole retrying call, so one line is one call however many
+// attempts it took (attempts says how many).
+func (s *streamJSON) call(req *llm.Request, resp *llm.Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	usage := resp.Usage
+	model := resp.Model
+	if model == "" {
+		model = req.Model
 	}
-	return resp, err
+	s.write(streamLine{Type: "usage", Phase: s.phase, Model: model, Attempts: resp.Attempts, Usage: &usage})
 }
