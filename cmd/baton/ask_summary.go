@@ -95,7 +95,7 @@ func providerHint(err error, provider string) string {
 	keyVar, urlVar := "", ""
 	switch provider {
 	case "anthropic":
-		keyVar, urlVar = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)", "ANTHROPIC_BASE_URL"
+		keyVar, urlVar = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
 	case "openai":
 		keyVar, urlVar = "OPENAI_API_KEY", "OPENAI_BASE_URL"
 	case "ollama":
