@@ -100,7 +100,7 @@ type Document struct {
 var markdown = sync.OnceValue(func() parser.Parser {
 	p := goldmark.DefaultParser()
 	// As blocksOnly reads them: an attribute block is not part of a title.
-	p.AddOptions(parser.WithHeadingAttribute())
+	p.AddOptions(parser.WithHeadingAttribute(), parser.WithParagraphTransformers(linkRefTransformer))
 	return p
 })
 
@@ -116,7 +116,7 @@ var blocksOnly = sync.OnceValue(func() parser.Parser {
 		// the block is an attribute, not part of the title.
 		parser.WithHeadingAttribute(),
 		parser.WithParagraphTransformers(append(parser.DefaultParagraphTransformers(),
-			util.Prioritized(dropParagraphText{}, 1000))...),
+			linkRefTransformer, util.Prioritized(dropParagraphText{}, 1000))...),
 	)
 })
 
