@@ -24,18 +24,30 @@ import (
 // break. A variable so that tests can cut at every break.
 var chunkBytes = 64 << 10
 
-// cleanStart reports whether s begins with a character that makes the point
-// before it, when a line break precedes it, a clean break. It is
-// conservative: printable ASCII other than white space and '/', or a letter.
+// cleanStart reports whether s begins with what makes the point before it,
+// when a line break precedes it, a clean break. It is conservative:
+// printable ASCII other than white space and '/', or a letter; or
+// indentation (spaces and tabs) and then printable ASCII or a letter. No
+// pre-token joins a line break to the indentation after it when the
+// indentation holds no other line break: `\s*[\r\n]+` is tried first and
+// ends at the break, and only white space follows a break inside a
+// pre-token. Lines of a nested list or of indented code are so cut apart,
+// and a document of them counted once, not again for every part of it.
 func cleanStart(s string) bool {
-	if s == "" {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	if i == len(s) {
 		return false
 	}
-	b := s[0]
+	b := s[i]
 	if b < utf8.RuneSelf {
-		return b > ' ' && b < 0x7f && b != '/'
+		// o200k_base joins a '/' right after a break to the punctuation
+		// before it; after indentation there is none to join.
+		return b > ' ' && b < 0x7f && (b != '/' || i > 0)
 	}
-	r, n := utf8.DecodeRuneInString(s)
+	r, n := utf8.DecodeRuneInString(s[i:])
 	return !(r == utf8.RuneError && n <= 1) && unicode.IsLetter(r)
 }
 
