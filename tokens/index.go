@@ -2,7 +2,9 @@ package tokens
 
 import (
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 	"unsafe"
 )
 
@@ -24,16 +26,38 @@ func (c *Counter) Indexed(text string) Counted {
 		return c.Counted(text) // offsets would not fit; count without an index
 	}
 	ct := Counted{c: c, text: text, head: -1, tail: -1}
+	// Pieces between clean breaks count apart, so the text is cut into one
+	// part a core, each counted by its own goroutine: the count is the
+	// same, the wait for it shorter.
+	cuts := []int{0}
+	if parts := min(runtime.GOMAXPROCS(0), len(text)/parallelMin); parts > 1 {
+		for k := 1; k < parts; k++ {
+			if b := nextBreak(text, max(len(text)*k/parts, cuts[len(cuts)-1]+1)); b > 0 {
+				cuts = append(cuts, b)
+			}
+		}
+	}
+	cuts = append(cuts, len(text))
+	ixs := make([]index, len(cuts)-1)
+	var wg sync.WaitGroup
+	for k := range ixs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ixs[k] = c.indexPart(text, cuts[k], cuts[k+1])
+		}()
+	}
+	wg.Wait()
 	ix := &index{at: []int32{0}, sum: []int32{0}}
 	total := 0
-	for from := 0; from < len(text); {
-		to := nextBreak(text, from+1)
-		if to < 0 {
-			to = len(text)
+	for _, p := range ixs {
+		for j := range p.at {
+			ix.at = append(ix.at, p.at[j])
+			ix.sum = append(ix.sum, int32(min(total+int(p.sum[j]), math.MaxInt32)))
 		}
-		total += c.countPiece(text[from:to])
-		ix.at, ix.sum = append(ix.at, int32(to)), append(ix.sum, int32(min(total, math.MaxInt32)))
-		from = to
+		if n := len(p.sum); n > 0 {
+			total += int(p.sum[n-1])
+		}
 	}
 	ct.tokens = total
 	ct.ix = ix
@@ -43,6 +67,28 @@ func (c *Counter) Indexed(text string) Counted {
 		ct.tailTokens = total - int(ix.sum[n-2])
 	}
 	return ct
+}
+
+// parallelMin is the least text a goroutine of Indexed counts. A variable
+// so that tests can cut small texts.
+var parallelMin = 1 << 20
+
+// indexPart counts text[from:to] piece by piece between its clean breaks
+// (from and to are breaks or ends): at holds the end of every piece and
+// sum the running count from from.
+func (c *Counter) indexPart(text string, from, to int) index {
+	var ix index
+	total := 0
+	for from < to {
+		end := nextBreak(text, from+1)
+		if end < 0 || end > to {
+			end = to
+		}
+		total += c.countPiece(text[from:end])
+		ix.at, ix.sum = append(ix.at, int32(end)), append(ix.sum, int32(min(total, math.MaxInt32)))
+		from = end
+	}
+	return ix
 }
 
 // index is the running count of a text at its clean breaks: sum[k] counts

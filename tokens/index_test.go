@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -110,5 +111,38 @@ func TestIndexedCountReadsOnlyEnds(t *testing.T) {
 	ct.Count(cp)
 	if got := meter.Load(); got != int64(len(cp)) {
 		t.Errorf("a copy was read %d bytes, want %d (counted in full)", got, len(cp))
+	}
+}
+
+// TestIndexedInParts indexes texts cut into several parts counted at once
+// and checks the total and every span against direct counts.
+func TestIndexedInParts(t *testing.T) {
+	old, oldProcs := parallelMin, runtime.GOMAXPROCS(4)
+	parallelMin = 4 << 10
+	defer func() { parallelMin = old; runtime.GOMAXPROCS(oldProcs) }()
+	c := Default()
+	rng := rand.New(rand.NewPCG(5, 2))
+	for i, d := range someText(t, 120<<10) {
+		if len(d) < 3*parallelMin {
+			continue
+		}
+		ct := c.Indexed(d)
+		if got, want := ct.Tokens(), whole(c, d); got != want {
+			t.Fatalf("document %d: indexed in parts %d, whole %d", i, got, want)
+		}
+		var breaks []int
+		for b := nextBreak(d, 1); b >= 0; b = nextBreak(d, b+1) {
+			breaks = append(breaks, b)
+		}
+		if got, want := len(ct.ix.at), len(breaks)+2; got != want {
+			t.Fatalf("document %d: %d points in the index, want every break and both ends (%d)", i, got, want)
+		}
+		for range 20 {
+			from, to := breaks[rng.IntN(len(breaks))], breaks[rng.IntN(len(breaks))]
+			from, to = min(from, to), max(from, to)
+			if got, ok := ct.Span(from, to); !ok || got != whole(c, d[from:to]) {
+				t.Fatalf("document %d: Span(%d, %d) = %d, %v; whole %d", i, from, to, got, ok, whole(c, d[from:to]))
+			}
+		}
 	}
 }
