@@ -65,7 +65,10 @@ type Heading struct {
 	setext bool
 	plain  bool        // a plain-text heading (plaintext.go), not markdown
 	name   string      // the last part of UniquePath: the title with its ordinal, if any
-	keys   headingKeys // filled by Document.index on first Extract
+	// keys is filled by Document.index on first Extract; a pointer, so
+	// that the headings of a document that is never matched against (a
+	// dry run's) take a word each for them, not fifteen.
+	keys *headingKeys
 	anc    []int       // indexes of the enclosing headings, outermost first
 }
 
@@ -177,6 +180,15 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 		return nil, err
 	}
 	refs := pc.References()
+	// Sized once: a document of a million headings would otherwise hold
+	// the outgrown copies of its headings too.
+	n := 0
+	for c := root.FirstChild(); c != nil; c = c.NextSibling() {
+		if c.Kind() == ast.KindHeading {
+			n++
+		}
+	}
+	d.headings = make([]Heading, 0, n)
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
@@ -436,7 +448,8 @@ func (d *Document) index() {
 	d.indexOnce.Do(func() {
 		for i := range d.headings {
 			h := &d.headings[i]
-			h.keys = keysOf(h.Title)
+			k := keysOf(h.Title)
+			h.keys = &k
 			if h.name != h.Title {
 				h.keys.named = compact(key(h.name))
 			}
