@@ -63,13 +63,13 @@ type Heading struct {
 	// setext heading); Combine rewrites exactly these lines.
 	rawEnd int
 	setext bool
-	plain  bool        // a plain-text heading (plaintext.go), not markdown
-	name   string      // the last part of UniquePath: the title with its ordinal, if any
+	plain  bool   // a plain-text heading (plaintext.go), not markdown
+	name   string // the last part of UniquePath: the title with its ordinal, if any
 	// keys is filled by Document.index on first Extract; a pointer, so
 	// that the headings of a document that is never matched against (a
 	// dry run's) take a word each for them, not fifteen.
 	keys *headingKeys
-	anc    []int       // indexes of the enclosing headings, outermost first
+	anc  []int // indexes of the enclosing headings, outermost first
 }
 
 // Document is parsed markdown with its headings indexed by line. Any bytes
