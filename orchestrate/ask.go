@@ -239,6 +239,9 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	if n := doc.CappedLines(); n > 0 {
 		r.warnf("%d lines nest block quotes or list items deeper than %d levels; the structure pass read the deeper part as text", n, slice.MaxNesting)
 	}
+	if n := doc.HeadingsCut(); n > 0 {
+		r.warnf("the document has %d headings more than the %d the structure pass takes as sections; it read them as text, part of the last section", n, slice.MaxHeadings)
+	}
 	var err error
 	if perr != nil {
 		err = fmt.Errorf("reading the documents' structure: %w", perr)

@@ -3,10 +3,12 @@ package orchestrate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/baton-dev/baton/orchestrate"
+	"github.com/baton-dev/baton/slice"
 )
 
 // A document nesting list items past the structure pass's bound is still
@@ -39,6 +41,29 @@ func TestAskRecordsCappedNesting(t *testing.T) {
 	}
 	if strings.Join(titles, "|") != "Inventory|Maintenance" {
 		t.Errorf("sections %q", titles)
+	}
+}
+
+// A document with more headings than the structure pass takes is still
+// planned; the record says how many were read as text.
+func TestAskRecordsHeadingsCut(t *testing.T) {
+	var b strings.Builder
+	for i := range slice.MaxHeadings + 7 {
+		fmt.Fprintf(&b, "# Part %d\n", i)
+	}
+	rec, err := orchestrate.Ask(context.Background(), orchestrate.Config{
+		Task: "What does part 42 say?", Context: b.String(), DryRun: true,
+	})
+	if err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	want := fmt.Sprintf("7 headings more than the %d", slice.MaxHeadings)
+	found := false
+	for _, w := range rec.Warnings {
+		found = found || strings.Contains(w, want)
+	}
+	if !found {
+		t.Errorf("no warning %q in %q", want, rec.Warnings)
 	}
 }
 

@@ -96,7 +96,17 @@ type Document struct {
 	// capped counts the lines whose nesting past MaxNesting was read as
 	// text (nesting.go).
 	capped int
+	// headingsCut counts the headings past MaxHeadings, read as text.
+	headingsCut int
 }
+
+// MaxHeadings is how many headings the structure pass takes as sections;
+// the headings after them are read as text, part of the last section, and
+// HeadingsCut says how many. Every heading costs a record, a unique path,
+// a place in the retrieval index and a line of the outline, and a document
+// cheap to write can hold millions ("# x" is four bytes); the largest
+// documents written by hand hold some tens of thousands.
+const MaxHeadings = 50_000
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building
 // one is not free.
@@ -165,7 +175,8 @@ func ParseString(s string) *Document {
 // ParseContext is ParseString that stops early when ctx is done, returning
 // ctx's error and no Document. The pass is linear in the size of s: block
 // quotes and list items nested past MaxNesting are read as text, and
-// CappedLines says on how many lines.
+// CappedLines says on how many lines; headings past MaxHeadings are read as
+// text, and HeadingsCut says how many.
 func ParseContext(ctx context.Context, s string) (*Document, error) {
 	src := unsafe.Slice(unsafe.StringData(s), len(s)) // never written to
 	d := &Document{text: s, src: src, lineStarts: lineStarts(src)}
@@ -188,11 +199,15 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 			n++
 		}
 	}
-	d.headings = make([]Heading, 0, n)
+	d.headings = make([]Heading, 0, min(n, MaxHeadings))
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
 		if !ok {
+			continue
+		}
+		if len(d.headings) == MaxHeadings {
+			d.headingsCut++
 			continue
 		}
 		if len(d.headings)%4096 == 4095 && ctx.Err() != nil {
@@ -224,8 +239,12 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 		})
 		stack = append(stack, len(d.headings)-1)
 	}
-	if len(d.headings) == 0 {
+	if len(d.headings) == 0 && d.headingsCut == 0 {
 		d.headings = d.plainHeadings(parseSrc)
+		if len(d.headings) > MaxHeadings {
+			d.headingsCut = len(d.headings) - MaxHeadings
+			d.headings = d.headings[:MaxHeadings:MaxHeadings]
+		}
 	}
 	// A section runs to the line before the next heading of the same or
 	// higher level.
@@ -254,6 +273,10 @@ func headingID(h *ast.Heading) string {
 	}
 	return ""
 }
+
+// HeadingsCut is how many headings past MaxHeadings the structure pass
+// read as text: 0 for any document written by hand.
+func (d *Document) HeadingsCut() int { return d.headingsCut }
 
 // CappedLines is how many lines had block quotes or list items nested
 // deeper than MaxNesting (or indented too far under many of them), whose
