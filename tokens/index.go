@@ -32,7 +32,7 @@ func (c *Counter) Indexed(text string) Counted {
 	cuts := []int{0}
 	if parts := min(runtime.GOMAXPROCS(0), len(text)/parallelMin); parts > 1 {
 		for k := 1; k < parts; k++ {
-			if b := nextBreak(text, max(len(text)*k/parts, cuts[len(cuts)-1]+1)); b > 0 {
+			if b := nextPoint(text, max(len(text)*k/parts, cuts[len(cuts)-1]+1)); b > 0 {
 				cuts = append(cuts, b)
 			}
 		}
@@ -69,6 +69,41 @@ func (c *Counter) Indexed(text string) Counted {
 	return ct
 }
 
+// inlineGap is how far the index goes without a point: where no clean
+// break comes within it, a point inside the line is taken (see nextPoint).
+const inlineGap = 4 << 10
+
+// nextPoint returns the next point of the index at or after from (1 <=
+// from): the next clean break when one comes within inlineGap bytes, else
+// the first clean break or point inside a line after that, or -1. A point
+// inside a line is a space after an ASCII letter: no pre-token of either
+// encoding holds a letter and a white space after it (letters end a
+// pre-token, white space starts one), and no pattern looks behind, so the
+// text's tokens are those of the part before the space followed by those
+// of the part from it, as at a clean break. Wrapped3 takes such a point as
+// it takes a break: only with the letter inside the text counted and a
+// printable character after the space. A line of megabytes (a paragraph
+// with no line break) is so counted in pieces too, and a part of it from
+// the index.
+func nextPoint(s string, from int) int {
+	from = max(from, 1)
+	end := min(len(s), from+inlineGap)
+	if b := nextBreak(s[:end], from); b >= 0 {
+		return b
+	}
+	for i := max(end, from); i < len(s); i++ {
+		if s[i] == ' ' && isASCIILetter(s[i-1]) {
+			return i
+		}
+		if s[i-1] == '\n' && cleanStart(s[i:]) {
+			return i
+		}
+	}
+	return -1
+}
+
+func isASCIILetter(b byte) bool { return (b|0x20) >= 'a' && (b|0x20) <= 'z' }
+
 // parallelMin is the least text a goroutine of Indexed counts. A variable
 // so that tests can cut small texts.
 var parallelMin = 1 << 20
@@ -80,7 +115,7 @@ func (c *Counter) indexPart(text string, from, to int) index {
 	var ix index
 	total := 0
 	for from < to {
-		end := nextBreak(text, from+1)
+		end := nextPoint(text, from+1)
 		if end < 0 || end > to {
 			end = to
 		}

@@ -146,3 +146,51 @@ func TestIndexedInParts(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexLongLines indexes text whose lines run far past inlineGap (real
+// documents with their line breaks taken out, and odd mixes of letters,
+// spaces, marks and punctuation), so that the index has points inside
+// lines, and checks the total and random parts, with and without
+// wrapping, against direct counts in both encodings.
+func TestIndexLongLines(t *testing.T) {
+	var texts []string
+	for _, d := range someText(t, 80<<10) {
+		texts = append(texts, strings.ReplaceAll(d, "\n", " "), strings.ReplaceAll(d, "\n", "  "))
+	}
+	rng := rand.New(rand.NewPCG(11, 4))
+	bits := []string{"word", " ", "  ", "A", "é", "\u0301", "'s", "'S", "12", ".", "!?", "\t", "\u00a0", "日本", "\n", "x\n", "/", "<b>", "'"}
+	for range 6 {
+		var b strings.Builder
+		for b.Len() < 3*inlineGap {
+			b.WriteString(bits[rng.IntN(len(bits))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range texts {
+			ct := c.Indexed(d)
+			if got, want := ct.Tokens(), whole(c, d); got != want {
+				t.Fatalf("%s: text %d: indexed %d, whole %d", enc, i, got, want)
+			}
+			if len(d) > 2*inlineGap && len(ct.ix.at) < 3 {
+				t.Fatalf("%s: text %d (%d bytes) has %d index points; the test would prove nothing", enc, i, len(d), len(ct.ix.at))
+			}
+			for range 10 {
+				from, to := rng.IntN(len(d)), rng.IntN(len(d))
+				from, to = min(from, to), max(from, to)
+				s := d[from:to]
+				if got, want := ct.Count(s), whole(c, s); got != want {
+					t.Fatalf("%s: text %d: Count of [%d:%d] = %d, whole %d", enc, i, from, to, got, want)
+				}
+				pre, suf := bits[rng.IntN(len(bits))], bits[rng.IntN(len(bits))]
+				if got, want := ct.Wrapped3(pre, s, suf), whole(c, pre+s+suf); got != want {
+					t.Fatalf("%s: text %d: Wrapped3(%q, [%d:%d], %q) = %d, whole %d", enc, i, pre, from, to, suf, got, want)
+				}
+			}
+		}
+	}
+}
