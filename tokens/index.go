@@ -71,7 +71,7 @@ func (c *Counter) Indexed(text string) Counted {
 
 // inlineGap is how far the index goes without a point: where no clean
 // break comes within it, a point inside the line is taken (see nextPoint).
-const inlineGap = 4 << 10
+const inlineGap = 256
 
 // nextPoint returns the next point of the index at or after from (1 <=
 // from): the next clean break when one comes within inlineGap bytes, else
