@@ -247,13 +247,15 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 		err = fmt.Errorf("reading the documents' structure: %w", perr)
 	} else {
 		r.acct.Counter = string(cfg.Counter.Encoding())
-		r.acct.ContextTokens = r.contextCounted().Tokens()
-		r.singleCall()
-		r.acct.FallbackCeiling = r.fallbackCeiling()
 		// Counting a large context takes a while: a cancel during it
 		// ends the run here, before any plan.
-		if err = ctx.Err(); err == nil {
-			err = r.ask(ctx)
+		if err = r.countContext(ctx); err == nil {
+			r.acct.ContextTokens = r.contextCounted().Tokens()
+			r.singleCall()
+			r.acct.FallbackCeiling = r.fallbackCeiling()
+			if err = ctx.Err(); err == nil {
+				err = r.ask(ctx)
+			}
 		}
 	}
 	r.acct.finish()

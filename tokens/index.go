@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"sort"
@@ -22,8 +23,15 @@ import (
 // every clean break, for Span and Count. The index holds two 4-byte numbers
 // a break (about a line): a few percent of the text.
 func (c *Counter) Indexed(text string) Counted {
+	ct, _ := c.IndexedContext(context.Background(), text)
+	return ct
+}
+
+// IndexedContext is Indexed that stops soon after ctx is done, returning
+// ctx's error and no count: a large text takes seconds to count.
+func (c *Counter) IndexedContext(ctx context.Context, text string) (Counted, error) {
 	if len(text) >= math.MaxInt32 {
-		return c.Counted(text) // offsets would not fit; count without an index
+		return c.Counted(text), nil // offsets would not fit; count without an index
 	}
 	ct := Counted{c: c, text: text, head: -1, tail: -1}
 	// Pieces between clean breaks count apart, so the text is cut into one
@@ -44,10 +52,13 @@ func (c *Counter) Indexed(text string) Counted {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ixs[k] = c.indexPart(text, cuts[k], cuts[k+1])
+			ixs[k] = c.indexPart(ctx, text, cuts[k], cuts[k+1])
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Counted{}, err
+	}
 	ix := &index{at: []int32{0}, sum: []int32{0}}
 	total := 0
 	for _, p := range ixs {
@@ -66,7 +77,7 @@ func (c *Counter) Indexed(text string) Counted {
 		ct.headTokens = int(ix.sum[1])
 		ct.tailTokens = total - int(ix.sum[n-2])
 	}
-	return ct
+	return ct, nil
 }
 
 // inlineGap is how far the index goes without a point: where no clean
@@ -111,10 +122,13 @@ var parallelMin = 1 << 20
 // indexPart counts text[from:to] piece by piece between its clean breaks
 // (from and to are breaks or ends): at holds the end of every piece and
 // sum the running count from from.
-func (c *Counter) indexPart(text string, from, to int) index {
+func (c *Counter) indexPart(ctx context.Context, text string, from, to int) index {
 	var ix index
 	total := 0
 	for from < to {
+		if len(ix.at)%64 == 63 && ctx.Err() != nil {
+			return ix
+		}
 		end := nextPoint(text, from+1)
 		if end < 0 || end > to {
 			end = to

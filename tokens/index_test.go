@@ -1,6 +1,9 @@
 package tokens
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -186,5 +189,33 @@ func TestIndexLongLines(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestIndexedContextStops cancels an index under way: the count stops
+// within a few dozen pieces of the cancel, not at the end of the text, and
+// says it was cancelled.
+func TestIndexedContextStops(t *testing.T) {
+	var b strings.Builder
+	for i := range 20_000 {
+		fmt.Fprintf(&b, "# H%d\n", i)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pieces, after atomic.Int64
+	pieceHook = func(int) {
+		if pieces.Add(1) == 100 {
+			cancel()
+		} else if ctx.Err() != nil {
+			after.Add(1)
+		}
+	}
+	defer func() { pieceHook = nil }()
+	_, err := Default().IndexedContext(ctx, b.String())
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("IndexedContext: %v, want the cancellation", err)
+	}
+	if n := after.Load(); n > 64*int64(runtime.GOMAXPROCS(0)) {
+		t.Errorf("%d pieces counted after the cancel; want it to stop within 64 a goroutine", n)
 	}
 }
