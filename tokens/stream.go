@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -155,7 +156,16 @@ func (c *Counter) countPiece(s string) int {
 	if c.meter != nil {
 		c.meter.Add(int64(len(s)))
 	}
+	spaces := len(s) >= minSpaceRun && isSpaceRun(s)
+	if spaces {
+		if n, ok := spaceCounts.get(c.enc, len(s)); ok {
+			return n
+		}
+	}
 	n, err := c.codec.Count(s)
+	if spaces && err == nil {
+		spaceCounts.put(c.enc, len(s), n)
+	}
 	if err != nil {
 		// With ErrorModeReplace the codec does not fail on input; an error
 		// here would be a regexp engine limit. Fall back to a byte estimate
@@ -210,4 +220,49 @@ func (ct Counted) Wrapped(prefix, suffix string) int {
 	}
 	middle := ct.tokens - ct.headTokens - ct.tailTokens
 	return ct.c.countJoined(prefix, ct.text[:ct.head]) + middle + ct.c.countJoined(ct.text[ct.tail:], suffix)
+}
+
+// A run of spaces alone is a piece wherever a part of the context is cut
+// inside indentation (a passage of a deeply nested list), and merging one
+// costs the tokenizer far more than text does. The same run always counts
+// the same, so each length is counted once per encoding.
+const (
+	minSpaceRun   = 64
+	maxSpaceCount = 1 << 14 // lengths remembered
+)
+
+var spaceCounts = &spaceMemo{n: map[spaceKey]int{}}
+
+type spaceKey struct {
+	enc Encoding
+	len int
+}
+
+type spaceMemo struct {
+	mu sync.Mutex
+	n  map[spaceKey]int
+}
+
+func (m *spaceMemo) get(enc Encoding, n int) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.n[spaceKey{enc, n}]
+	return k, ok
+}
+
+func (m *spaceMemo) put(enc Encoding, n, tokens int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.n) < maxSpaceCount {
+		m.n[spaceKey{enc, n}] = tokens
+	}
+}
+
+func isSpaceRun(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ' ' {
+			return false
+		}
+	}
+	return true
 }

@@ -224,3 +224,28 @@ func TestNestedListCountedOnce(t *testing.T) {
 		t.Errorf("counting a part of %d bytes read %d bytes again; want only its ends (a line each, under 4 KiB)", len(part), n)
 	}
 }
+
+// TestSpaceRunsCountedOnce: a run of spaces is counted as the tokenizer
+// counts it, first and again from what was remembered of its length.
+func TestSpaceRunsCountedOnce(t *testing.T) {
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{minSpaceRun, 100, 2000, 6001} {
+			run := strings.Repeat(" ", n)
+			want, err := c.codec.Count(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := c.Count(run)
+			if got, ok := spaceCounts.get(enc, n); !ok || got != want {
+				t.Errorf("%s: %d spaces remembered as %d, %v; the tokenizer says %d", enc, n, got, ok, want)
+			}
+			if second := c.Count(strings.Clone(run)); first != want || second != want {
+				t.Errorf("%s: %d spaces counted %d then %d, the tokenizer says %d", enc, n, first, second, want)
+			}
+		}
+	}
+}
