@@ -20,8 +20,9 @@ import (
 // it, and from its last break to its end.
 
 // Indexed counts text once, as Counted does, and keeps the running count at
-// every clean break, for Span and Count. The index holds two 4-byte numbers
-// a break (about a line): a few percent of the text.
+// every clean break (and every few hundred bytes of a long line, see
+// nextPoint), for Span and Count. The index holds two 4-byte numbers a
+// point (about a line): a few percent of the text.
 func (c *Counter) Indexed(text string) Counted {
 	ct, _ := c.IndexedContext(context.Background(), text)
 	return ct
