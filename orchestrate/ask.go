@@ -300,6 +300,9 @@ func (r *run) ask(ctx context.Context) error {
 	}
 	r.timed(&d.Assemble, func() error { r.assemble(p); return nil })
 	if r.rec.DryRun {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		r.estimate()
 		return nil
 	}

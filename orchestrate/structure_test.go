@@ -67,6 +67,29 @@ func TestAskRecordsHeadingsCut(t *testing.T) {
 	}
 }
 
+// A dry run cancelled once planning has begun (after the structure pass
+// and the count, the steps that already stop on a cancel) ends with the
+// cancellation and no plan, instead of planning a document that may take
+// seconds to rank.
+func TestAskCancelledWhenPlanning(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec, err := orchestrate.Ask(ctx, orchestrate.Config{
+		Task: "What does part 2 say?", Context: "# Part 1\n\nOne.\n\n# Part 2\n\nTwo.\n", DryRun: true,
+		Progress: func(e orchestrate.Event) {
+			if e.Phase == "plan" && e.Status == "running" {
+				cancel()
+			}
+		},
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Ask: %v, want the cancellation", err)
+	}
+	if rec == nil || rec.Plan != nil {
+		t.Errorf("record %+v, want no plan", rec)
+	}
+}
+
 // An ask cancelled before or during its structure pass ends with the
 // cancellation, plans nothing and calls no model.
 func TestAskCancelledInStructurePass(t *testing.T) {
