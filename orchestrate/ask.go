@@ -241,18 +241,23 @@ func Ask(ctx context.Context, cfg Config) (*Record, error) {
 	if n := doc.CappedLines(); n > 0 {
 		r.warnf("%d lines nest block quotes or list items deeper than %d levels; the structure pass read the deeper part as text", n, slice.MaxNesting)
 	}
+	if n := doc.HeadingsCut(); n > 0 {
+		r.warnf("the document has %d headings more than the %d the structure pass takes as sections; it read them as text, part of the last section", n, slice.MaxHeadings)
+	}
 	var err error
 	if perr != nil {
 		err = fmt.Errorf("reading the documents' structure: %w", perr)
 	} else {
 		r.acct.Counter = string(cfg.Counter.Encoding())
-		r.acct.ContextTokens = r.contextCounted().Tokens()
-		r.singleCall()
-		r.acct.FallbackCeiling = r.fallbackCeiling()
 		// Counting a large context takes a while: a cancel during it
 		// ends the run here, before any plan.
-		if err = ctx.Err(); err == nil {
-			err = r.ask(ctx)
+		if err = r.countContext(ctx); err == nil {
+			r.acct.ContextTokens = r.contextCounted().Tokens()
+			r.singleCall()
+			r.acct.FallbackCeiling = r.fallbackCeiling()
+			if err = ctx.Err(); err == nil {
+				err = r.ask(ctx)
+			}
 		}
 	}
 	r.acct.finish()
@@ -297,6 +302,9 @@ func (r *run) ask(ctx context.Context) error {
 	}
 	r.timed(&d.Assemble, func() error { r.assemble(p); return nil })
 	if r.rec.DryRun {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		r.estimate()
 		return nil
 	}

@@ -1,6 +1,7 @@
 package orchestrate
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"unsafe"
@@ -37,6 +38,14 @@ type textCounts struct {
 // minReuse is the size below which a text is simply counted again: finding
 // it inside a prompt would cost more than counting it.
 const minReuse = 4 << 10
+
+// countContext counts the run's whole context, unless it was counted
+// already, and stops early when ctx is done, returning its error.
+func (r *run) countContext(ctx context.Context) error {
+	var err error
+	r.counts.once.Do(func() { r.counts.context, err = r.cfg.Counter.IndexedContext(ctx, r.cfg.Context) })
+	return err
+}
 
 // contextCounted is the run's whole context, counted on first use.
 func (r *run) contextCounted() tokens.Counted {

@@ -126,7 +126,15 @@ func fallsBack(err error) bool {
 
 func (r *run) plan(ctx context.Context) (*plan.Plan, error) {
 	r.cfg.Progress(Event{Index: -1, Phase: "plan", Status: "running"})
+	// Choosing and the retrieval planner take seconds on a document of
+	// millions of lines: a cancel before either ends the run there.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c := r.choosePlanner()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	r.rec.Planner, r.rec.PlannerReason = c.mode, c.reason
 	if c.mode == PlannerDirect {
 		if r.rec.DryRun {

@@ -37,10 +37,7 @@ func sections(s Source, c Counter) (DocumentInfo, []Entry) {
 	} else if len(hs) == 0 {
 		info.Tokens = c.Count(text)
 		// Sizes by the outline's own counter, the model's.
-		info.Passages = s.Doc.Passages()
-		for i, p := range info.Passages {
-			info.Passages[i].Tokens = c.Count(text[p.Start:p.End])
-		}
+		info.Passages = s.Doc.PassagesCounted(c.Count)
 	}
 
 	entries := make([]Entry, len(hs))

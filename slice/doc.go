@@ -63,11 +63,14 @@ type Heading struct {
 	// setext heading); Combine rewrites exactly these lines.
 	rawEnd int
 	setext bool
-	plain  bool        // a plain-text heading (plaintext.go), not markdown
-	html   bool        // an HTML heading element (htmlheading.go)
-	name   string      // the last part of UniquePath: the title with its ordinal, if any
-	keys   headingKeys // filled by Document.index on first Extract
-	anc    []int       // indexes of the enclosing headings, outermost first
+	plain  bool   // a plain-text heading (plaintext.go), not markdown
+	html   bool   // an HTML heading element (htmlheading.go)
+	name   string // the last part of UniquePath: the title with its ordinal, if any
+	// keys is filled by Document.index on first Extract; a pointer, so
+	// that the headings of a document that is never matched against (a
+	// dry run's) take a word each for them, not fifteen.
+	keys *headingKeys
+	anc  []int // indexes of the enclosing headings, outermost first
 }
 
 // Document is parsed markdown with its headings indexed by line. Any bytes
@@ -94,14 +97,24 @@ type Document struct {
 	// capped counts the lines whose nesting past MaxNesting was read as
 	// text (nesting.go).
 	capped int
+	// headingsCut counts the headings past MaxHeadings, read as text.
+	headingsCut int
 }
+
+// MaxHeadings is how many headings the structure pass takes as sections;
+// the headings after them are read as text, part of the last section, and
+// HeadingsCut says how many. Every heading costs a record, a unique path,
+// a place in the retrieval index and a line of the outline, and a document
+// cheap to write can hold millions ("# x" is four bytes); the largest
+// documents written by hand hold some tens of thousands.
+const MaxHeadings = 50_000
 
 // markdown is shared: goldmark parsers hold no per-parse state, and building
 // one is not free.
 var markdown = sync.OnceValue(func() parser.Parser {
 	p := goldmark.DefaultParser()
 	// As blocksOnly reads them: an attribute block is not part of a title.
-	p.AddOptions(parser.WithHeadingAttribute())
+	p.AddOptions(parser.WithHeadingAttribute(), parser.WithParagraphTransformers(linkRefTransformer))
 	return p
 })
 
@@ -117,7 +130,7 @@ var blocksOnly = sync.OnceValue(func() parser.Parser {
 		// the block is an attribute, not part of the title.
 		parser.WithHeadingAttribute(),
 		parser.WithParagraphTransformers(append(parser.DefaultParagraphTransformers(),
-			util.Prioritized(dropParagraphText{}, 1000))...),
+			linkRefTransformer, util.Prioritized(dropParagraphText{}, 1000))...),
 	)
 })
 
@@ -163,7 +176,8 @@ func ParseString(s string) *Document {
 // ParseContext is ParseString that stops early when ctx is done, returning
 // ctx's error and no Document. The pass is linear in the size of s: block
 // quotes and list items nested past MaxNesting are read as text, and
-// CappedLines says on how many lines.
+// CappedLines says on how many lines; headings past MaxHeadings are read as
+// text, and HeadingsCut says how many.
 func ParseContext(ctx context.Context, s string) (*Document, error) {
 	src := unsafe.Slice(unsafe.StringData(s), len(s)) // never written to
 	d := &Document{text: s, src: src, lineStarts: lineStarts(src)}
@@ -178,16 +192,33 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 		return nil, err
 	}
 	refs := pc.References()
+	// Sized once: a document of a million headings would otherwise hold
+	// the outgrown copies of its headings too.
+	n := 0
+	for c := root.FirstChild(); c != nil; c = c.NextSibling() {
+		if c.Kind() == ast.KindHeading {
+			n++
+		}
+	}
+	d.headings = make([]Heading, 0, min(n, MaxHeadings))
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		if hb, ok := n.(*ast.HTMLBlock); ok {
 			for _, hh := range d.htmlHeadings(hb, parseSrc) {
+				if len(d.headings) == MaxHeadings {
+					d.headingsCut++
+					continue
+				}
 				stack = d.push(stack, Heading{Level: hh.level, Title: hh.title, Line: hh.line, ID: hh.id, rawEnd: hh.line, html: true})
 			}
 			continue
 		}
 		h, ok := n.(*ast.Heading)
 		if !ok {
+			continue
+		}
+		if len(d.headings) == MaxHeadings {
+			d.headingsCut++
 			continue
 		}
 		if len(d.headings)%4096 == 4095 && ctx.Err() != nil {
@@ -210,8 +241,12 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 			rawEnd: rawEnd, setext: setext,
 		})
 	}
-	if len(d.headings) == 0 {
+	if len(d.headings) == 0 && d.headingsCut == 0 {
 		d.headings = d.plainHeadings(parseSrc)
+		if len(d.headings) > MaxHeadings {
+			d.headingsCut = len(d.headings) - MaxHeadings
+			d.headings = d.headings[:MaxHeadings:MaxHeadings]
+		}
 	}
 	// A section runs to the line before the next heading of the same or
 	// higher level.
@@ -255,6 +290,10 @@ func headingID(h *ast.Heading) string {
 	}
 	return ""
 }
+
+// HeadingsCut is how many headings past MaxHeadings the structure pass
+// read as text: 0 for any document written by hand.
+func (d *Document) HeadingsCut() int { return d.headingsCut }
 
 // CappedLines is how many lines had block quotes or list items nested
 // deeper than MaxNesting (or indented too far under many of them), whose
@@ -449,7 +488,8 @@ func (d *Document) index() {
 	d.indexOnce.Do(func() {
 		for i := range d.headings {
 			h := &d.headings[i]
-			h.keys = keysOf(h.Title)
+			k := keysOf(h.Title)
+			h.keys = &k
 			if h.name != h.Title {
 				h.keys.named = compact(key(h.name))
 			}

@@ -356,11 +356,11 @@ func (d *Document) nearest(plain string, pk headingKeys, n int) []int {
 // enclosing heading's, its numbering and label ("appendix") included.
 func (d *Document) pathHasWord(i int, w string) bool {
 	has := func(k *headingKeys) bool { return k.label == w || k.num == w || slices.Contains(k.words, w) }
-	if has(&d.headings[i].keys) {
+	if has(d.headings[i].keys) {
 		return true
 	}
 	for _, j := range d.headings[i].anc {
-		if has(&d.headings[j].keys) {
+		if has(d.headings[j].keys) {
 			return true
 		}
 	}
@@ -397,7 +397,7 @@ func sameNumbering(p, h headingKeys) bool {
 }
 
 func (d *Document) byNumbering(pk headingKeys) []int {
-	hits := d.find(func(h *Heading) bool { return sameNumbering(pk, h.keys) })
+	hits := d.find(func(h *Heading) bool { return sameNumbering(pk, *h.keys) })
 	// A pointer's number settles which of several equal titles it means,
 	// and its label which of several equal numbers ("Step 1" over "1.
 	// Introduction").
@@ -469,14 +469,14 @@ func (d *Document) byPathSplitWith(split []string, componentMatches func(p, h he
 	}
 	leaf, parents := comps[len(comps)-1], comps[:len(comps)-1]
 	return d.find(func(h *Heading) bool {
-		if !componentMatches(leaf, h.keys) {
+		if !componentMatches(leaf, *h.keys) {
 			return false
 		}
 		// Each named parent must be an ancestor, in order; ancestors the
 		// pointer skips are fine.
 		j := 0
 		for _, a := range h.anc {
-			if j < len(parents) && componentMatches(parents[j], d.headings[a].keys) {
+			if j < len(parents) && componentMatches(parents[j], *d.headings[a].keys) {
 				j++
 			}
 		}
@@ -505,7 +505,7 @@ func (d *Document) byTypo(pk headingKeys) []int {
 	}
 	best, bestDist := []int(nil), -1
 	for i := range d.headings {
-		dist, ok := d.typoWords(pk, d.headings[i].keys)
+		dist, ok := d.typoWords(pk, *d.headings[i].keys)
 		if !ok {
 			continue
 		}

@@ -56,23 +56,32 @@ type passageState struct {
 // leadWords bounds a passage's lead.
 const leadWords = 12
 
-// Passages returns the document's passage index, in document order. It is
-// built once per document; the slice is a copy.
-func (d *Document) Passages() []Passage {
+// Passages returns the document's passage index, in document order, each
+// passage counted with the default encoding. It is built once per
+// document; the slice is a copy.
+func (d *Document) Passages() []Passage { return d.PassagesCounted(tokens.Default().Count) }
+
+// PassagesCounted is Passages with each passage's Tokens given by count: a
+// caller that has the document counted already (a run's indexed context)
+// sizes the passages from that count instead of reading the document again.
+func (d *Document) PassagesCounted(count func(string) int) []Passage {
 	d.passOnce.Do(func() {
 		spans := d.passageIndex()
-		c := tokens.Default()
 		d.passages = make([]Passage, len(spans))
 		for i, s := range spans {
 			text := d.text[s[0]:s[1]]
 			d.passages[i] = Passage{
 				ID: PassageID(i + 1), Start: s[0], End: s[1],
 				Line: d.lineOf(s[0]), EndLine: d.lineOf(max(s[1]-1, s[0])),
-				Tokens: c.Count(text), Lead: lead(text),
+				Lead: lead(text),
 			}
 		}
 	})
-	return append([]Passage(nil), d.passages...)
+	out := append([]Passage(nil), d.passages...)
+	for i := range out {
+		out[i].Tokens = count(d.text[out[i].Start:out[i].End])
+	}
+	return out
 }
 
 // PassageID is the id of the n-th passage, counted from 1.

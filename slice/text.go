@@ -58,8 +58,9 @@ func headingTitle(h *ast.Heading, src []byte, refs []parser.Reference) string {
 		seg := lines.At(i)
 		buf = append(buf, seg.Value(src)...)
 	}
-	if !hasMarkup(buf) {
-		// Nothing inline markdown would change: the words as written.
+	if !hasMarkup(buf) || len(buf) > MaxInlineTitle {
+		// Nothing inline markdown would change, or a title too long to
+		// be one: the words as written.
 		return collapseSpace(string(buf))
 	}
 	var opts []parser.ParseOption
@@ -77,6 +78,12 @@ func headingTitle(h *ast.Heading, src []byte, refs []parser.Reference) string {
 	}
 	return collapseSpace(strings.Join(parts, " "))
 }
+
+// MaxInlineTitle is the longest heading, in bytes, whose inline markup is
+// parsed for its title; a longer one is taken as written. Inline parsing
+// of unclosed emphasis and brackets grows faster than the text, and no
+// heading written as a title comes near this.
+const MaxInlineTitle = 4096
 
 // hasMarkup reports whether b holds a byte that inline markdown could read
 // as markup: emphasis, code, links, images, autolinks and raw HTML, escapes

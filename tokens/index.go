@@ -1,8 +1,11 @@
 package tokens
 
 import (
+	"context"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 	"unsafe"
 )
 
@@ -17,23 +20,56 @@ import (
 // it, and from its last break to its end.
 
 // Indexed counts text once, as Counted does, and keeps the running count at
-// every clean break, for Span and Count. The index holds two 4-byte numbers
-// a break (about a line): a few percent of the text.
+// every clean break (and every few hundred bytes of a long line, see
+// nextPoint), for Span and Count. The index holds two 4-byte numbers a
+// point (about a line): a few percent of the text.
 func (c *Counter) Indexed(text string) Counted {
+	ct, _ := c.IndexedContext(context.Background(), text)
+	return ct
+}
+
+// IndexedContext is Indexed that stops soon after ctx is done, returning
+// ctx's error and no count: a large text takes seconds to count.
+func (c *Counter) IndexedContext(ctx context.Context, text string) (Counted, error) {
 	if len(text) >= math.MaxInt32 {
-		return c.Counted(text) // offsets would not fit; count without an index
+		return c.Counted(text), nil // offsets would not fit; count without an index
 	}
 	ct := Counted{c: c, text: text, head: -1, tail: -1}
+	// Pieces between clean breaks count apart, so the text is cut into one
+	// part a core, each counted by its own goroutine: the count is the
+	// same, the wait for it shorter.
+	cuts := []int{0}
+	if parts := min(runtime.GOMAXPROCS(0), len(text)/parallelMin); parts > 1 {
+		for k := 1; k < parts; k++ {
+			if b := nextPoint(text, max(len(text)*k/parts, cuts[len(cuts)-1]+1)); b > 0 {
+				cuts = append(cuts, b)
+			}
+		}
+	}
+	cuts = append(cuts, len(text))
+	ixs := make([]index, len(cuts)-1)
+	var wg sync.WaitGroup
+	for k := range ixs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ixs[k] = c.indexPart(ctx, text, cuts[k], cuts[k+1])
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Counted{}, err
+	}
 	ix := &index{at: []int32{0}, sum: []int32{0}}
 	total := 0
-	for from := 0; from < len(text); {
-		to := nextBreak(text, from+1)
-		if to < 0 {
-			to = len(text)
+	for _, p := range ixs {
+		for j := range p.at {
+			ix.at = append(ix.at, p.at[j])
+			ix.sum = append(ix.sum, int32(min(total+int(p.sum[j]), math.MaxInt32)))
 		}
-		total += c.countPiece(text[from:to])
-		ix.at, ix.sum = append(ix.at, int32(to)), append(ix.sum, int32(min(total, math.MaxInt32)))
-		from = to
+		if n := len(p.sum); n > 0 {
+			total += int(p.sum[n-1])
+		}
 	}
 	ct.tokens = total
 	ct.ix = ix
@@ -42,7 +78,67 @@ func (c *Counter) Indexed(text string) Counted {
 		ct.headTokens = int(ix.sum[1])
 		ct.tailTokens = total - int(ix.sum[n-2])
 	}
-	return ct
+	return ct, nil
+}
+
+// inlineGap is how far the index goes without a point: where no clean
+// break comes within it, a point inside the line is taken (see nextPoint).
+const inlineGap = 256
+
+// nextPoint returns the next point of the index at or after from (1 <=
+// from): the next clean break when one comes within inlineGap bytes, else
+// the first clean break or point inside a line after that, or -1. A point
+// inside a line is a space after an ASCII letter: no pre-token of either
+// encoding holds a letter and a white space after it (letters end a
+// pre-token, white space starts one), and no pattern looks behind, so the
+// text's tokens are those of the part before the space followed by those
+// of the part from it, as at a clean break. Wrapped3 takes such a point as
+// it takes a break: only with the letter inside the text counted and a
+// printable character after the space. A line of megabytes (a paragraph
+// with no line break) is so counted in pieces too, and a part of it from
+// the index.
+func nextPoint(s string, from int) int {
+	from = max(from, 1)
+	end := min(len(s), from+inlineGap)
+	if b := nextBreak(s[:end], from); b >= 0 {
+		return b
+	}
+	for i := max(end, from); i < len(s); i++ {
+		if s[i] == ' ' && isASCIILetter(s[i-1]) {
+			return i
+		}
+		if s[i-1] == '\n' && cleanStart(s[i:]) {
+			return i
+		}
+	}
+	return -1
+}
+
+func isASCIILetter(b byte) bool { return (b|0x20) >= 'a' && (b|0x20) <= 'z' }
+
+// parallelMin is the least text a goroutine of Indexed counts. A variable
+// so that tests can cut small texts.
+var parallelMin = 1 << 20
+
+// indexPart counts text[from:to] piece by piece between its clean breaks
+// (from and to are breaks or ends): at holds the end of every piece and
+// sum the running count from from.
+func (c *Counter) indexPart(ctx context.Context, text string, from, to int) index {
+	var ix index
+	total := 0
+	for from < to {
+		if len(ix.at)%64 == 63 && ctx.Err() != nil {
+			return ix
+		}
+		end := nextPoint(text, from+1)
+		if end < 0 || end > to {
+			end = to
+		}
+		total += c.countPiece(text[from:end])
+		ix.at, ix.sum = append(ix.at, int32(end)), append(ix.sum, int32(min(total, math.MaxInt32)))
+		from = end
+	}
+	return ix
 }
 
 // index is the running count of a text at its clean breaks: sum[k] counts

@@ -1,7 +1,11 @@
 package tokens
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -110,5 +114,108 @@ func TestIndexedCountReadsOnlyEnds(t *testing.T) {
 	ct.Count(cp)
 	if got := meter.Load(); got != int64(len(cp)) {
 		t.Errorf("a copy was read %d bytes, want %d (counted in full)", got, len(cp))
+	}
+}
+
+// TestIndexedInParts indexes texts cut into several parts counted at once
+// and checks the total and every span against direct counts.
+func TestIndexedInParts(t *testing.T) {
+	old, oldProcs := parallelMin, runtime.GOMAXPROCS(4)
+	parallelMin = 4 << 10
+	defer func() { parallelMin = old; runtime.GOMAXPROCS(oldProcs) }()
+	c := Default()
+	rng := rand.New(rand.NewPCG(5, 2))
+	for i, d := range someText(t, 120<<10) {
+		if len(d) < 3*parallelMin {
+			continue
+		}
+		ct := c.Indexed(d)
+		if got, want := ct.Tokens(), whole(c, d); got != want {
+			t.Fatalf("document %d: indexed in parts %d, whole %d", i, got, want)
+		}
+		points := ct.ix.at
+		for range 20 {
+			from, to := int(points[rng.IntN(len(points))]), int(points[rng.IntN(len(points))])
+			from, to = min(from, to), max(from, to)
+			if got, ok := ct.Span(from, to); !ok || got != whole(c, d[from:to]) {
+				t.Fatalf("document %d: Span(%d, %d) = %d, %v; whole %d", i, from, to, got, ok, whole(c, d[from:to]))
+			}
+		}
+	}
+}
+
+// TestIndexLongLines indexes text whose lines run far past inlineGap (real
+// documents with their line breaks taken out, and odd mixes of letters,
+// spaces, marks and punctuation), so that the index has points inside
+// lines, and checks the total and random parts, with and without
+// wrapping, against direct counts in both encodings.
+func TestIndexLongLines(t *testing.T) {
+	var texts []string
+	for _, d := range someText(t, 80<<10) {
+		texts = append(texts, strings.ReplaceAll(d, "\n", " "), strings.ReplaceAll(d, "\n", "  "))
+	}
+	rng := rand.New(rand.NewPCG(11, 4))
+	bits := []string{"word", " ", "  ", "A", "é", "\u0301", "'s", "'S", "12", ".", "!?", "\t", "\u00a0", "日本", "\n", "x\n", "/", "<b>", "'"}
+	for range 6 {
+		var b strings.Builder
+		for b.Len() < 3*inlineGap {
+			b.WriteString(bits[rng.IntN(len(bits))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range texts {
+			ct := c.Indexed(d)
+			if got, want := ct.Tokens(), whole(c, d); got != want {
+				t.Fatalf("%s: text %d: indexed %d, whole %d", enc, i, got, want)
+			}
+			if len(d) > 2*inlineGap && len(ct.ix.at) < 3 {
+				t.Fatalf("%s: text %d (%d bytes) has %d index points; the test would prove nothing", enc, i, len(d), len(ct.ix.at))
+			}
+			for range 10 {
+				from, to := rng.IntN(len(d)), rng.IntN(len(d))
+				from, to = min(from, to), max(from, to)
+				s := d[from:to]
+				if got, want := ct.Count(s), whole(c, s); got != want {
+					t.Fatalf("%s: text %d: Count of [%d:%d] = %d, whole %d", enc, i, from, to, got, want)
+				}
+				pre, suf := bits[rng.IntN(len(bits))], bits[rng.IntN(len(bits))]
+				if got, want := ct.Wrapped3(pre, s, suf), whole(c, pre+s+suf); got != want {
+					t.Fatalf("%s: text %d: Wrapped3(%q, [%d:%d], %q) = %d, whole %d", enc, i, pre, from, to, suf, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestIndexedContextStops cancels an index under way: the count stops
+// within a few dozen pieces of the cancel, not at the end of the text, and
+// says it was cancelled.
+func TestIndexedContextStops(t *testing.T) {
+	var b strings.Builder
+	for i := range 20_000 {
+		fmt.Fprintf(&b, "# H%d\n", i)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pieces, after atomic.Int64
+	pieceHook = func(int) {
+		if pieces.Add(1) == 100 {
+			cancel()
+		} else if ctx.Err() != nil {
+			after.Add(1)
+		}
+	}
+	defer func() { pieceHook = nil }()
+	_, err := Default().IndexedContext(ctx, b.String())
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("IndexedContext: %v, want the cancellation", err)
+	}
+	if n := after.Load(); n > 64*int64(runtime.GOMAXPROCS(0)) {
+		t.Errorf("%d pieces counted after the cancel; want it to stop within 64 a goroutine", n)
 	}
 }

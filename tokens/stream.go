@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -24,18 +25,30 @@ import (
 // break. A variable so that tests can cut at every break.
 var chunkBytes = 64 << 10
 
-// cleanStart reports whether s begins with a character that makes the point
-// before it, when a line break precedes it, a clean break. It is
-// conservative: printable ASCII other than white space and '/', or a letter.
+// cleanStart reports whether s begins with what makes the point before it,
+// when a line break precedes it, a clean break. It is conservative:
+// printable ASCII other than white space and '/', or a letter; or
+// indentation (spaces and tabs) and then printable ASCII or a letter. No
+// pre-token joins a line break to the indentation after it when the
+// indentation holds no other line break: `\s*[\r\n]+` is tried first and
+// ends at the break, and only white space follows a break inside a
+// pre-token. Lines of a nested list or of indented code are so cut apart,
+// and a document of them counted once, not again for every part of it.
 func cleanStart(s string) bool {
-	if s == "" {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	if i == len(s) {
 		return false
 	}
-	b := s[0]
+	b := s[i]
 	if b < utf8.RuneSelf {
-		return b > ' ' && b < 0x7f && b != '/'
+		// o200k_base joins a '/' right after a break to the punctuation
+		// before it; after indentation there is none to join.
+		return b > ' ' && b < 0x7f && (b != '/' || i > 0)
 	}
-	r, n := utf8.DecodeRuneInString(s)
+	r, n := utf8.DecodeRuneInString(s[i:])
 	return !(r == utf8.RuneError && n <= 1) && unicode.IsLetter(r)
 }
 
@@ -143,7 +156,16 @@ func (c *Counter) countPiece(s string) int {
 	if c.meter != nil {
 		c.meter.Add(int64(len(s)))
 	}
+	spaces := len(s) >= minSpaceRun && isSpaceRun(s)
+	if spaces {
+		if n, ok := spaceCounts.get(c.enc, len(s)); ok {
+			return n
+		}
+	}
 	n, err := c.codec.Count(s)
+	if spaces && err == nil {
+		spaceCounts.put(c.enc, len(s), n)
+	}
 	if err != nil {
 		// With ErrorModeReplace the codec does not fail on input; an error
 		// here would be a regexp engine limit. Fall back to a byte estimate
@@ -198,4 +220,49 @@ func (ct Counted) Wrapped(prefix, suffix string) int {
 	}
 	middle := ct.tokens - ct.headTokens - ct.tailTokens
 	return ct.c.countJoined(prefix, ct.text[:ct.head]) + middle + ct.c.countJoined(ct.text[ct.tail:], suffix)
+}
+
+// A run of spaces alone is a piece wherever a part of the context is cut
+// inside indentation (a passage of a deeply nested list), and merging one
+// costs the tokenizer far more than text does. The same run always counts
+// the same, so each length is counted once per encoding.
+const (
+	minSpaceRun   = 64
+	maxSpaceCount = 1 << 14 // lengths remembered
+)
+
+var spaceCounts = &spaceMemo{n: map[spaceKey]int{}}
+
+type spaceKey struct {
+	enc Encoding
+	len int
+}
+
+type spaceMemo struct {
+	mu sync.Mutex
+	n  map[spaceKey]int
+}
+
+func (m *spaceMemo) get(enc Encoding, n int) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.n[spaceKey{enc, n}]
+	return k, ok
+}
+
+func (m *spaceMemo) put(enc Encoding, n, tokens int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.n) < maxSpaceCount {
+		m.n[spaceKey{enc, n}] = tokens
+	}
+}
+
+func isSpaceRun(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ' ' {
+			return false
+		}
+	}
+	return true
 }

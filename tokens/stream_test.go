@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,19 +133,21 @@ func TestCountBoundedPieces(t *testing.T) {
 }
 
 func FuzzCleanBreaks(f *testing.F) {
-	for _, s := range []string{"a\nb", "x.\n/y", "# T\n\n- a\n- b\n", "  \n\nword", "é\nñ\n\r\nz", ".\n\n\n/\n#", "\xff\n\xfeq\nz", "a\n's b\n\u0301x\n\u00a0y\n123\n/z\n\t\nq", "end.\n\n", "\n\n\nA\n \nB", "x\r\n\r\nY\rZ", "日本\n語\nÉté\n—dash\n«q»"} {
+	for _, s := range []string{"a\nb", "x.\n/y", "# T\n\n- a\n- b\n", "  \n\nword", "é\nñ\n\r\nz", ".\n\n\n/\n#", "\xff\n\xfeq\nz", "a\n's b\n\u0301x\n\u00a0y\n123\n/z\n\t\nq", "end.\n\n", "\n\n\nA\n \nB", "x\r\n\r\nY\rZ", "日本\n語\nÉté\n—dash\n«q»", "- a\n  - b\n    - c\n", "x.\n  /y\n\t/z", "a \n  \n  b\n \t\n\tc", "a\n \u00a0b\n  \u0301c\n   \r\nd", "if x {\n\treturn\n\t}\n"} {
 		f.Add(s, "<p>\n", "\n</p>")
 	}
 	old := chunkBytes
 	chunkBytes = 1
 	defer func() { chunkBytes = old }()
-	c := Default()
+	o200k, cl100k := Default(), ForModel("gpt-4")
 	f.Fuzz(func(t *testing.T, s, pre, suf string) {
-		if got, want := c.Count(s), whole(c, s); got != want {
-			t.Fatalf("Count(%q) = %d in pieces, %d whole", s, got, want)
-		}
-		if got, want := c.Counted(s).Wrapped(pre, suf), whole(c, pre+s+suf); got != want {
-			t.Fatalf("Wrapped(%q, %q, %q) = %d, whole %d", pre, s, suf, got, want)
+		for _, c := range []*Counter{o200k, cl100k} {
+			if got, want := c.Count(s), whole(c, s); got != want {
+				t.Fatalf("%s: Count(%q) = %d in pieces, %d whole", c.Encoding(), s, got, want)
+			}
+			if got, want := c.Counted(s).Wrapped(pre, suf), whole(c, pre+s+suf); got != want {
+				t.Fatalf("%s: Wrapped(%q, %q, %q) = %d, whole %d", c.Encoding(), pre, s, suf, got, want)
+			}
 		}
 	})
 }
@@ -161,5 +164,88 @@ func TestMetered(t *testing.T) {
 	ct.Wrapped("<context>\n", "</context>\n")
 	if got := n.Load(); got >= int64(len(doc))/2 {
 		t.Errorf("Wrapped tokenized %d bytes of a %d-byte text again", got, len(doc))
+	}
+}
+
+// TestIndentedBreaksCompose counts random lines behind random indentation,
+// in pieces cut at every clean break and whole, with both encodings: a
+// break before indentation is clean only when the indentation holds no
+// other line break and ends in a character no pre-token joins to it.
+func TestIndentedBreaksCompose(t *testing.T) {
+	indents := []string{"", " ", "  ", "    ", "\t", " \t ", "        ", strings.Repeat(" ", 300)}
+	starts := []string{"- item", "x", "/path", "//", "' s", "'s", "\u00a0nbsp", "\u0301mark", "é", "12", "", "\r", "*", "日本", "\v", "\f", ".", "\xff"}
+	ends := []string{"\n", "\n", "\n", "\r\n", " \n", ".\n", "\n\n", "/\n"}
+	rng := rand.New(rand.NewPCG(3, 7))
+	cutEverywhere(t)
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 300 {
+			var b strings.Builder
+			for range 1 + rng.IntN(12) {
+				b.WriteString(indents[rng.IntN(len(indents))])
+				b.WriteString(starts[rng.IntN(len(starts))])
+				b.WriteString(ends[rng.IntN(len(ends))])
+			}
+			d := b.String()
+			if got, want := c.Count(d), whole(c, d); got != want {
+				t.Fatalf("%s: document %d %q: counted in pieces %d, whole %d", enc, i, d, got, want)
+			}
+			if got, want := c.Counted(d).Wrapped("<p>\n", "\n</p>"), whole(c, "<p>\n"+d+"\n</p>"); got != want {
+				t.Fatalf("%s: document %d %q: wrapped %d, whole %d", enc, i, d, got, want)
+			}
+		}
+	}
+}
+
+// TestNestedListCountedOnce indexes a nested list, each line indented
+// deeper than the one before, and counts a part of it from the index: only
+// the part's ends are read again, not the part.
+func TestNestedListCountedOnce(t *testing.T) {
+	var b strings.Builder
+	for i := range 400 {
+		b.WriteString(strings.Repeat(" ", 2*i) + "- item\n")
+	}
+	d := b.String()
+	var read atomic.Int64
+	c := Default().Metered(&read)
+	ct := c.Indexed(d)
+	if got, want := ct.Tokens(), whole(Default(), d); got != want {
+		t.Fatalf("indexed %d, whole %d", got, want)
+	}
+	read.Store(0)
+	part := d[len(d)/4 : 3*len(d)/4]
+	if got, want := ct.Count(part), whole(Default(), part); got != want {
+		t.Fatalf("part from the index: %d, whole %d", got, want)
+	}
+	if n := read.Load(); n > 4<<10 {
+		t.Errorf("counting a part of %d bytes read %d bytes again; want only its ends (a line each, under 4 KiB)", len(part), n)
+	}
+}
+
+// TestSpaceRunsCountedOnce: a run of spaces is counted as the tokenizer
+// counts it, first and again from what was remembered of its length.
+func TestSpaceRunsCountedOnce(t *testing.T) {
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{minSpaceRun, 100, 2000, 6001} {
+			run := strings.Repeat(" ", n)
+			want, err := c.codec.Count(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := c.Count(run)
+			if got, ok := spaceCounts.get(enc, n); !ok || got != want {
+				t.Errorf("%s: %d spaces remembered as %d, %v; the tokenizer says %d", enc, n, got, ok, want)
+			}
+			if second := c.Count(strings.Clone(run)); first != want || second != want {
+				t.Errorf("%s: %d spaces counted %d then %d, the tokenizer says %d", enc, n, first, second, want)
+			}
+		}
 	}
 }

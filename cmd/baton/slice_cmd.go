@@ -98,6 +98,9 @@ func newSliceCmd() *cobra.Command {
 				if n := d.CappedLines(); n > 0 {
 					fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %d lines nest block quotes or list items deeper than %d levels; their deeper part was read as text\n", n, slice.MaxNesting)
 				}
+				if n := d.HeadingsCut(); n > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %d headings past the first %d were read as text, part of the last section\n", n, slice.MaxHeadings)
+				}
 			}
 			out := cmd.OutOrStdout()
 			if listPass || (outline && !asJSON && len(d.Outline()) == 0) {
