@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/baton-dev/baton/internal/batondir"
 	"path"
 )
 
@@ -21,7 +22,7 @@ const DefaultMaxResultBytes = 60 << 10
 const MinResultBytes = 2 * reserve
 
 // SpillDir is where spilled results go, relative to the root.
-const SpillDir = ".baton/mcp"
+const SpillDir = batondir.Name + "/" + batondir.MCPName
 
 // reserve is what a result's other fields (matches, counts, the
 // envelope) are allowed beside its text before the text is spilled; the

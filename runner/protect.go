@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/baton-dev/baton/internal/batondir"
 	"path/filepath"
 	"strings"
 
@@ -21,7 +22,7 @@ import (
 // and the capsule every step receives: a model reads them, baton owns
 // their writes. Paths are workspace-relative and slash-separated.
 func protectedRules(wf *workflow.Workflow) (deny, readOnly []string) {
-	deny = []string{".baton", ".git"}
+	deny = []string{batondir.Name, ".git"}
 	add := func(abs string) {
 		rel, ok := inside(wf.Dir, abs)
 		if ok && rel != "." && !contains(deny, rel) {

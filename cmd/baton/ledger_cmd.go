@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/baton-dev/baton/internal/batondir"
 	"io"
 	"io/fs"
 	"os"
@@ -98,7 +99,7 @@ func runLedgerLint(stdout, stderr io.Writer, o ledgerLintOpts) error {
 		if hostgov.SessionID(o.session) != o.session {
 			return usageErrorf("ledger lint: --session %q is not a session id baton keeps (letters, digits, - and _)", o.session)
 		}
-		o.log = filepath.Join(o.workspace, ".baton", hostgov.SessionsDir, o.session, "events.jsonl")
+		o.log = batondir.At(o.workspace).SessionLog(o.session)
 	}
 	if o.run != "" {
 		if err := runner.CheckRunID(o.run); err != nil {
@@ -107,7 +108,7 @@ func runLedgerLint(stdout, stderr io.Writer, o ledgerLintOpts) error {
 	}
 	logPath := o.log
 	if logPath == "" && o.run != "" {
-		logPath = filepath.Join(o.workspace, ".baton", "runs", o.run, "events.jsonl")
+		logPath = batondir.At(o.workspace).RunLog(o.run)
 	}
 	var events []runlog.Event
 	if logPath != "" {

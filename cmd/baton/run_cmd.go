@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/baton-dev/baton/internal/batondir"
 	"io"
 	"os"
 	"path/filepath"
@@ -240,7 +241,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	started := res != nil && res.RunID != ""
 	if started {
 		// Interrupted, failed or done: every run that began is in the history.
-		indexRun(stderr, filepath.Join(wf.Dir, ".baton", "runs", res.RunID))
+		indexRun(stderr, batondir.At(wf.Dir).Run(res.RunID))
 	}
 	if started && err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: one line, and the exit code says the rest.
@@ -250,7 +251,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	if started {
 		fmt.Fprintf(stderr, "baton: run %s: %d steps, %d resets, %d calls answered from journals; usage %d input, %d output tokens%s\n",
 			res.RunID, res.Steps, res.Resets, res.Replayed, res.Usage.InputTokens, res.Usage.OutputTokens,
-			runCost(filepath.Join(wf.Dir, ".baton", "runs", res.RunID)))
+			runCost(batondir.At(wf.Dir).Run(res.RunID)))
 	}
 	if err != nil {
 		if errors.Is(err, runner.ErrMaxSteps) || !started {

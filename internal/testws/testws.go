@@ -4,6 +4,7 @@
 package testws
 
 import (
+	"github.com/baton-dev/baton/internal/batondir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ func Copy(t testing.TB, src string) string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".baton" {
+		if d.IsDir() && d.Name() == batondir.Name {
 			return filepath.SkipDir
 		}
 		if d.IsDir() {

@@ -1,6 +1,7 @@
 package writepolicy
 
 import (
+	"github.com/baton-dev/baton/internal/batondir"
 	"strings"
 	"unicode"
 
@@ -27,8 +28,8 @@ const (
 // subfolder reads that folder's .claude, git treats a nested .git as a
 // repository, and baton run takes any folder as its workspace.
 var folders = map[string]Family{
-	".git":   Git,
-	".baton": Baton,
+	".git":        Git,
+	batondir.Name: Baton,
 
 	".claude": Host, ".codex": Host, ".cursor": Host, ".vscode": Host, ".idea": Host,
 	".agents": Host, ".gemini": Host, ".windsurf": Host, ".zed": Host, ".continue": Host,
