@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"github.com/baton-dev/baton/internal/textclip"
 	"regexp"
 	"strings"
 )
@@ -34,7 +35,7 @@ func (e Entry) CheckText() error {
 				return fmt.Errorf("%s, line %d: a control character (%q): %w", field, i+1, ln[j], ErrUnsafeText)
 			}
 			if i > 0 && structural.MatchString(ln) {
-				return fmt.Errorf("%s, line %d: %q starts a heading, a code fence or an underline: %w", field, i+1, clip(strings.TrimSpace(ln), 40), ErrUnsafeText)
+				return fmt.Errorf("%s, line %d: %q starts a heading, a code fence or an underline: %w", field, i+1, textclip.Runes(strings.TrimSpace(ln), 40), ErrUnsafeText)
 			}
 		}
 		return nil
