@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/baton-dev/baton/internal/textclip"
 	"maps"
 	"regexp"
 	"slices"
@@ -153,7 +154,7 @@ func (c ToolCall) Decode(v any) error {
 	if in[0] == '"' {
 		var s string
 		if json.Unmarshal(in, &s) == nil {
-			return fmt.Errorf("%w: tool %s: the arguments are not valid JSON: %s", ErrBadToolInput, c.Name, clip(s, 200))
+			return fmt.Errorf("%w: tool %s: the arguments are not valid JSON: %s", ErrBadToolInput, c.Name, textclip.Runes(s, 200))
 		}
 	}
 	if err := json.Unmarshal(in, v); err != nil {
@@ -310,11 +311,4 @@ func keys(m map[string]bool) string {
 		out = append(out, strconv.Quote(k))
 	}
 	return strings.Join(out, ", ")
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/baton-dev/baton/internal/textclip"
 	"path"
 	"strings"
 
@@ -175,10 +176,7 @@ func cutToTokens(count func(string) int, text string, limit int) string {
 	return strings.TrimRight(cut, " \n")
 }
 
+// clip puts s on one line and cuts it to n characters, for a log note.
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return textclip.Runes(strings.Join(strings.Fields(s), " "), n)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/baton-dev/baton/internal/textclip"
 	"io"
 	"os"
 	"strings"
@@ -255,7 +256,7 @@ func (p *runProgress) retry(attempt int, wait time.Duration, err error) {
 		fmt.Fprintf(p.w, "%s%s; retrying in %s\n", where, notice, wait.Round(time.Millisecond))
 		return
 	}
-	p.cur.retry, p.cur.retryAt = clip(notice, 60), p.now().Add(wait)
+	p.cur.retry, p.cur.retryAt = textclip.Width(notice, 60), p.now().Add(wait)
 	p.draw()
 }
 
@@ -335,7 +336,7 @@ func (p *runProgress) line(width int) string {
 	if c.thresh > 0 {
 		segs = append(segs, segment{fmt.Sprintf("context %s/%s (%d%%)", kTokens(c.ctx), kTokens(c.thresh), 100*c.ctx/c.thresh), " · ", 1})
 	}
-	act := clip(c.activity, 50)
+	act := textclip.Width(c.activity, 50)
 	if c.agents > 0 {
 		act = fmt.Sprintf("sub-agents: %d running, %d/%d done", c.running, c.done, c.agents)
 		if c.failed > 0 {
@@ -430,12 +431,4 @@ func clean(s string) string {
 		return r
 	}, s)
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// clip cuts s to n runes, marking the cut.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
