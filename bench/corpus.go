@@ -4,11 +4,11 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"path"
 	"slices"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/plan"
 	"github.com/baton-dev/baton/slice"
 )

@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/batondir"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/orchestrate"
 )
 

@@ -2,10 +2,10 @@ package history
 
 import (
 	"fmt"
-	"github.com/baton-dev/baton/internal/batondir"
 	"path/filepath"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/runlog"
 )
 

@@ -50,9 +50,10 @@ package ledger
 import (
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"strings"
 	"time"
+
+	"github.com/baton-dev/baton/internal/textclip"
 )
 
 // Field names, as they appear in the ### headings and in IncompleteError.

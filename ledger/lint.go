@@ -3,11 +3,11 @@ package ledger
 import (
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/runlog"
 )
 

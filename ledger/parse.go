@@ -3,11 +3,12 @@ package ledger
 import (
 	"bytes"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/baton-dev/baton/internal/textclip"
 )
 
 // Problem is a part of a ledger file that could not be read as the format

@@ -3,9 +3,10 @@ package ledger
 import (
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"regexp"
 	"strings"
+
+	"github.com/baton-dev/baton/internal/textclip"
 )
 
 // ErrUnsafeText: a field's text would change the structure of the ledger

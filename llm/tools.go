@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"maps"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/baton-dev/baton/internal/textclip"
 )
 
 // Tool is a function the model may call. Providers send it through their

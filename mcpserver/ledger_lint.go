@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/batondir"
 	"io/fs"
 	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"

@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/baton-dev/baton/internal/batondir"
 	"path"
+
+	"github.com/baton-dev/baton/internal/batondir"
 )
 
 // DefaultMaxResultBytes bounds a tool result as it goes over the wire:

@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"github.com/baton-dev/baton/internal/batondir"
 	"io"
 	"path/filepath"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/runlog"
 )
 

@@ -1,10 +1,10 @@
 package report
 
 import (
-	"github.com/baton-dev/baton/internal/batondir"
 	"path/filepath"
 	"time"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/pricing"
 	"github.com/baton-dev/baton/runlog"

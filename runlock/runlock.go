@@ -32,9 +32,8 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/baton-dev/baton/internal/batondir"
-
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/batondir"
 )
 
 // ErrHeld is wrapped by the *HeldError Acquire returns when another

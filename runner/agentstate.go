@@ -3,7 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/batondir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/workflow"

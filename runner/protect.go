@@ -1,10 +1,10 @@
 package runner
 
 import (
-	"github.com/baton-dev/baton/internal/batondir"
 	"path/filepath"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/workflow"
 )
 

@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/batondir"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/baton-dev/baton/budget"
 	"github.com/baton-dev/baton/engine"
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlock"

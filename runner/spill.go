@@ -2,13 +2,13 @@ package runner
 
 import (
 	"fmt"
-	"github.com/baton-dev/baton/internal/batondir"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/spill"
 	"github.com/baton-dev/baton/workspace"

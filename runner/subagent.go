@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"path"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
 )

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"github.com/baton-dev/baton/internal/textclip"
 	"strconv"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/runner"
 )

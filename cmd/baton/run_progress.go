@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"io"
 	"os"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/runner"
 )
 

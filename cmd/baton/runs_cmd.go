@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"io"
 	"math"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/baton-dev/baton/history"
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
 )

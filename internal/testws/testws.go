@@ -4,11 +4,12 @@
 package testws
 
 import (
-	"github.com/baton-dev/baton/internal/batondir"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/baton-dev/baton/internal/batondir"
 )
 
 // Copy copies the folder src into a fresh temporary folder and returns it.

@@ -1,11 +1,12 @@
 package writepolicy
 
 import (
-	"github.com/baton-dev/baton/internal/batondir"
 	"strings"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/baton-dev/baton/internal/batondir"
 )
 
 // Family is a group of denied paths, named in every refusal so that a user

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/baton-dev/baton/internal/textclip"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/tokens"
 )
