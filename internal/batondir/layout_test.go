@@ -9,8 +9,9 @@ import (
 	"github.com/baton-dev/baton/internal/writepolicy"
 )
 
-// The paths are a contract: docs/run.md, the help texts and users' own tools
-// name them, and runs recorded by earlier batons are found by them.
+// The paths are a contract: README.md, docs/run.md, the help texts and
+// users' own tools name them, and runs recorded by earlier batons are found
+// by them.
 func TestLayoutPaths(t *testing.T) {
 	root := filepath.Join("work", "proj")
 	l := batondir.At(root)
