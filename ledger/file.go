@@ -45,6 +45,9 @@ func readIn(root *os.Root, name, path string) ([]byte, fs.FileMode, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("ledger %s: not a regular file", path)
 	}
+	if fi.Size() > MaxSize {
+		return nil, 0, tooLarge(path)
+	}
 	f, err := root.Open(name)
 	if err != nil {
 		return nil, 0, fmt.Errorf("ledger %s: %w", path, unwrapPath(err))

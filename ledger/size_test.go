@@ -30,8 +30,8 @@ func TestOversizedLedgerIsRefused(t *testing.T) {
 	if !errors.Is(rerr, ErrTooLarge) || strings.Contains(rerr.Error(), "\n") {
 		t.Errorf("Read = %v, want one line wrapping ErrTooLarge", rerr)
 	}
-	if alloc > 3*MaxSize {
-		t.Errorf("Read allocated %d bytes for a %d-byte ledger; want at most %d", alloc, 4*MaxSize, 3*MaxSize)
+	if alloc > MaxSize {
+		t.Errorf("Read allocated %d bytes for a %d-byte ledger; want at most %d", alloc, 4*MaxSize, MaxSize)
 	}
 	if _, err := Latest(p); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Latest = %v, want ErrTooLarge", err)
