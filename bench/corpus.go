@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/plan"
 	"github.com/baton-dev/baton/slice"
 )
@@ -120,10 +121,10 @@ func (t *Task) locateEvidence() error {
 			}
 			h, ok := deepestSection(outline, line)
 			if !ok {
-				return fmt.Errorf("subtask %d: evidence %q (line %d) is under no heading", i+1, clip(e, 60), line)
+				return fmt.Errorf("subtask %d: evidence %q (line %d) is under no heading", i+1, textclip.Runes(e, 60), line)
 			}
 			if len(intended) > 0 && !slices.ContainsFunc(intended, func(s slice.Heading) bool { return s.Line <= line && line <= s.EndLine }) {
-				return fmt.Errorf("subtask %d: evidence %q (line %d) lies outside its intended sections", i+1, clip(e, 60), line)
+				return fmt.Errorf("subtask %d: evidence %q (line %d) lies outside its intended sections", i+1, textclip.Runes(e, 60), line)
 			}
 			if !slices.ContainsFunc(t.EvidenceSections[i], func(s slice.Heading) bool { return s.Line == h.Line }) {
 				t.EvidenceSections[i] = append(t.EvidenceSections[i], h)
@@ -137,9 +138,9 @@ func (t *Task) locateEvidence() error {
 func evidenceLine(text, e string) (int, error) {
 	switch {
 	case e == "" || strings.ContainsAny(e, "\r\n"):
-		return 0, fmt.Errorf("evidence %q: want one non-empty line of text", clip(e, 60))
+		return 0, fmt.Errorf("evidence %q: want one non-empty line of text", textclip.Runes(e, 60))
 	case strings.Count(text, e) != 1:
-		return 0, fmt.Errorf("evidence %q: occurs %d times in the document, want exactly once", clip(e, 60), strings.Count(text, e))
+		return 0, fmt.Errorf("evidence %q: occurs %d times in the document, want exactly once", textclip.Runes(e, 60), strings.Count(text, e))
 	}
 	return strings.Count(text[:strings.Index(text, e)], "\n") + 1, nil
 }
@@ -154,13 +155,6 @@ func deepestSection(outline []slice.Heading, line int) (slice.Heading, bool) {
 		}
 	}
 	return best, found
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 // FindHeading resolves a full heading path ("Top > Parent > Title") to the

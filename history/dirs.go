@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/orchestrate"
 )
 
@@ -150,7 +151,7 @@ func (d *DB) Import(root string) (int, []string, error) {
 }
 
 func isRunsFolder(p string) bool {
-	return filepath.Base(p) == "runs" && filepath.Base(filepath.Dir(p)) == ".baton"
+	return batondir.IsRuns(p)
 }
 
 // rebuild indexes the folders the list names, in one transaction per
@@ -186,7 +187,7 @@ func (d *DB) importFolder(dir string, strict bool) (int, []string, error) {
 		p := filepath.Join(dir, e.Name())
 		switch {
 		case e.IsDir():
-			if _, err := os.Stat(filepath.Join(p, "events.jsonl")); err != nil {
+			if _, err := os.Stat(filepath.Join(p, batondir.RunLogName)); err != nil {
 				continue
 			}
 			from := FromRunDir

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
@@ -140,8 +141,8 @@ const maxRecord = 256 << 20
 // records: the parent of .baton/runs, or the records' folder itself when
 // --runs-dir put them elsewhere.
 func workDir(runsDir string) string {
-	if filepath.Base(runsDir) == "runs" && filepath.Base(filepath.Dir(runsDir)) == ".baton" {
-		return filepath.Dir(filepath.Dir(runsDir))
+	if ws, ok := batondir.WorkspaceOfRuns(runsDir); ok {
+		return ws
 	}
 	return runsDir
 }
@@ -157,7 +158,7 @@ func FromRunDir(dir string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	logPath := filepath.Join(abs, "events.jsonl")
+	logPath := filepath.Join(abs, batondir.RunLogName)
 	events, _, err := runlog.Read(logPath) // a torn last line is a run killed mid-write; the rest stands
 	if err != nil {
 		return Run{}, err
@@ -248,7 +249,7 @@ const replayedNote = "answered from the step journal"
 // the workflow's name, or the file's when it does not parse.
 func workflowName(ws, id string) string {
 	file := "baton.yaml"
-	if data, err := os.ReadFile(filepath.Join(ws, ".baton", "current.json")); err == nil {
+	if data, err := os.ReadFile(batondir.At(ws).Current()); err == nil {
 		var info struct{ ID, Workflow string }
 		// current.json may have been written by an agent: only a bare
 		// file name is taken from it, never a path.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/runlog"
 )
 
@@ -14,7 +15,7 @@ const KindSession = "session"
 
 // isSessionsFolder reports whether p is a workspace's .baton/sessions.
 func isSessionsFolder(p string) bool {
-	return filepath.Base(p) == "sessions" && filepath.Base(filepath.Dir(p)) == ".baton"
+	return batondir.IsSessions(p)
 }
 
 // FromSessionDir makes the row of a host session from its folder: the
@@ -27,7 +28,7 @@ func FromSessionDir(dir string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	logPath := filepath.Join(abs, "events.jsonl")
+	logPath := filepath.Join(abs, batondir.RunLogName)
 	events, _, err := runlog.Read(logPath)
 	if err != nil {
 		return Run{}, err

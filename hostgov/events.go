@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/tokens"
@@ -307,7 +308,7 @@ func (s *session) spill(name, text string) string {
 		s.note("baton: cannot keep the sub-agent's return: %v", err)
 		return ""
 	}
-	p := filepath.Join(s.dir, "spill", name)
+	p := filepath.Join(s.dir, batondir.SpillName, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
 		err = atomicfile.Write(p, []byte(text), 0o644)
 		if err == nil {

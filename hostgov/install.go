@@ -83,7 +83,7 @@ func (in Install) SettingsPath() (string, error) {
 // the project's .baton for a project install, baton's data folder for a
 // user one.
 func (in Install) recordPath() (string, error) {
-	dir := filepath.Join(in.Project, batondir.Name, "hooks")
+	dir := batondir.At(in.Project).Hooks()
 	if in.Scope == ScopeUser {
 		h, err := history.Home()
 		if err != nil {

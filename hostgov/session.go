@@ -25,7 +25,7 @@ import (
 
 // SessionsDir is the folder, under a project's .baton, of the host
 // sessions' logs.
-const SessionsDir = "sessions"
+const SessionsDir = batondir.SessionsName
 
 // session is one hook call's view of a host session.
 type session struct {
@@ -70,7 +70,7 @@ func openSession(project string, p Payload, o Options) (*session, error) {
 	}
 	id := SessionID(p.SessionID)
 	return &session{o: o, p: p, project: abs, id: id,
-		dir: filepath.Join(abs, batondir.Name, SessionsDir, id)}, nil
+		dir: batondir.At(abs).Session(id)}, nil
 }
 
 func (s *session) now() time.Time { return s.o.Now().UTC() }
@@ -106,7 +106,7 @@ func (s *session) log(events ...runlog.Event) {
 		s.note("baton: cannot record the session: %v", err)
 		return
 	}
-	path := filepath.Join(s.dir, "events.jsonl")
+	path := filepath.Join(s.dir, batondir.RunLogName)
 	// O_EXCL decides which of two hooks running at once starts the log.
 	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 		f.Close()

@@ -45,6 +45,9 @@ func readIn(root *os.Root, name, path string) ([]byte, fs.FileMode, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("ledger %s: not a regular file", path)
 	}
+	if fi.Size() > MaxSize {
+		return nil, 0, tooLarge(path)
+	}
 	f, err := root.Open(name)
 	if err != nil {
 		return nil, 0, fmt.Errorf("ledger %s: %w", path, unwrapPath(err))
@@ -53,11 +56,29 @@ func readIn(root *os.Root, name, path string) ([]byte, fs.FileMode, error) {
 	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
 		return nil, 0, fmt.Errorf("ledger %s: the file was replaced while being opened; try again", path)
 	}
-	data, err := io.ReadAll(f)
+	// One byte past the bound tells a ledger that grew past it (or
+	// while being read) from one that is exactly at it.
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
 		return nil, 0, fmt.Errorf("ledger %s: %w", path, unwrapPath(err))
 	}
+	if len(data) > MaxSize {
+		return nil, 0, tooLarge(path)
+	}
 	return data, fi.Mode().Perm(), nil
+}
+
+// MaxSize bounds the ledgers this package reads and writes. An entry is a
+// few kilobytes, so this holds thousands of them; a model can write the
+// ledger, and a file past the bound is refused rather than read into memory
+// whole on every step.
+const MaxSize = 16 << 20
+
+// ErrTooLarge is wrapped when a ledger is over MaxSize.
+var ErrTooLarge = errors.New("ledger too large")
+
+func tooLarge(path string) error {
+	return fmt.Errorf("ledger %s is over %d MiB: %w; move it aside and start a new one", path, MaxSize>>20, ErrTooLarge)
 }
 
 // unwrapPath drops the *fs.PathError wrapper, whose message names the path
@@ -133,6 +154,9 @@ func Append(path string, e Entry) error {
 		next = append(next, '\n', '\n')
 	}
 	next = append(next, entry...)
+	if len(next) > MaxSize {
+		return tooLarge(path) // it could not be read back
+	}
 	if err := atomicfile.WriteIn(root, name, next, perm); err != nil {
 		if errors.Is(err, atomicfile.ErrSymlink) {
 			return errSymlink(path)

@@ -52,6 +52,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/baton-dev/baton/internal/textclip"
 )
 
 // Field names, as they appear in the ### headings and in IncompleteError.
@@ -145,7 +147,7 @@ func (e Entry) Validate() error {
 	}
 	for i, it := range e.DoneSoFar {
 		if strings.TrimSpace(it.Evidence) == "" {
-			missing = append(missing, fmt.Sprintf("evidence for %s item %d (%s)", FieldDoneSoFar, i+1, clip(it.Text, 40)))
+			missing = append(missing, fmt.Sprintf("evidence for %s item %d (%s)", FieldDoneSoFar, i+1, textclip.Runes(it.Text, 40)))
 		}
 	}
 	if len(missing) > 0 {
@@ -169,14 +171,6 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // Heading returns the entry's heading line without its newline.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/runlog"
 )
 
@@ -297,7 +298,7 @@ func lintSkill(s SkillBody) []Finding {
 		}
 		if budgetWord.MatchString(t) && windowWord.MatchString(t) && budgetNumber.MatchString(t) {
 			fs = append(fs, Finding{Rule: RuleCopiedThresholdTable, Where: where(s.Path, i+1, "skill"),
-				Message: fmt.Sprintf("skill body restates the threshold (%q); refer to the budget settings instead", clip(t, 60))})
+				Message: fmt.Sprintf("skill body restates the threshold (%q); refer to the budget settings instead", textclip.Runes(t, 60))})
 		}
 	}
 	// Three field headings are a copy of the format; one or two are a

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/baton-dev/baton/internal/textclip"
 )
 
 // Problem is a part of a ledger file that could not be read as the format
@@ -130,12 +132,12 @@ func (p *parser) line(n int, ln string) {
 func (p *parser) startEntry(n int, title string) {
 	m := entryHeading.FindStringSubmatch(title)
 	if m == nil {
-		p.problem(n, "entry heading must read \"## Ledger — <phase> — <RFC 3339 time>\", got %q", clip(title, 80))
+		p.problem(n, "entry heading must read \"## Ledger — <phase> — <RFC 3339 time>\", got %q", textclip.Runes(title, 80))
 		return
 	}
 	t, err := time.Parse(time.RFC3339Nano, m[2])
 	if err != nil {
-		p.problem(n, "entry heading time %q is not an RFC 3339 time like 2026-11-30T07:00:00Z", clip(m[2], 40))
+		p.problem(n, "entry heading time %q is not an RFC 3339 time like 2026-11-30T07:00:00Z", textclip.Runes(m[2], 40))
 		return
 	}
 	p.cur = &Entry{Phase: m[1], Time: t, Path: p.path, Line: n}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/baton-dev/baton/internal/textclip"
 )
 
 // ErrUnsafeText: a field's text would change the structure of the ledger
@@ -34,7 +36,7 @@ func (e Entry) CheckText() error {
 				return fmt.Errorf("%s, line %d: a control character (%q): %w", field, i+1, ln[j], ErrUnsafeText)
 			}
 			if i > 0 && structural.MatchString(ln) {
-				return fmt.Errorf("%s, line %d: %q starts a heading, a code fence or an underline: %w", field, i+1, clip(strings.TrimSpace(ln), 40), ErrUnsafeText)
+				return fmt.Errorf("%s, line %d: %q starts a heading, a code fence or an underline: %w", field, i+1, textclip.Runes(strings.TrimSpace(ln), 40), ErrUnsafeText)
 			}
 		}
 		return nil

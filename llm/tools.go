@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/baton-dev/baton/internal/textclip"
 )
 
 // Tool is a function the model may call. Providers send it through their
@@ -153,7 +155,7 @@ func (c ToolCall) Decode(v any) error {
 	if in[0] == '"' {
 		var s string
 		if json.Unmarshal(in, &s) == nil {
-			return fmt.Errorf("%w: tool %s: the arguments are not valid JSON: %s", ErrBadToolInput, c.Name, clip(s, 200))
+			return fmt.Errorf("%w: tool %s: the arguments are not valid JSON: %s", ErrBadToolInput, c.Name, textclip.Runes(s, 200))
 		}
 	}
 	if err := json.Unmarshal(in, v); err != nil {
@@ -310,11 +312,4 @@ func keys(m map[string]bool) string {
 		out = append(out, strconv.Quote(k))
 	}
 	return strings.Join(out, ", ")
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

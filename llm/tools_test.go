@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -172,5 +173,20 @@ func TestMessageJSONUnchanged(t *testing.T) {
 	b, err := json.Marshal(Message{Role: RoleUser, Content: "q"})
 	if err != nil || string(b) != `{"role":"user","content":"q"}` {
 		t.Errorf("%s %v", b, err)
+	}
+}
+
+// The error a model reads back is valid UTF-8 even when the bound falls
+// inside a character of the arguments it sent.
+func TestDecodeErrorKeepsCharactersWhole(t *testing.T) {
+	s := strings.Repeat("a", 199) + "日本語" + strings.Repeat("b", 300)
+	in, _ := json.Marshal(s)
+	var v struct{}
+	err := ToolCall{ID: "1", Name: "t", Input: in}.Decode(&v)
+	if err == nil || !errors.Is(err, ErrBadToolInput) {
+		t.Fatalf("Decode = %v", err)
+	}
+	if !utf8.ValidString(err.Error()) || !strings.Contains(err.Error(), "a日…") {
+		t.Errorf("error %q is cut inside a character", err)
 	}
 }

@@ -29,7 +29,7 @@ const NoProviderMessage = "no model provider: set ANTHROPIC_API_KEY, OPENAI_API_
 
 // RunsDir is where ask saves its run records, relative to the root: the
 // folder `baton ask` saves them in by default, so `baton` finds them alike.
-const RunsDir = ".baton/runs"
+const RunsDir = batondir.Name + "/" + batondir.RunsName
 
 // Bounds on what a host may ask for. Past them a number is a mistake, not a
 // wish: each slot is held memory and a connection, and a plan that long is
@@ -236,7 +236,7 @@ func (s *Server) saveRecord(rec *orchestrate.Record) (string, error) {
 	// .baton ignores itself for git, as after `baton ask`. It exists
 	// inside the root now (written through it), so the plain path is the
 	// root's own folder.
-	_ = batondir.Ensure(filepath.Join(s.root.Name(), batondir.Name))
+	_ = batondir.Ensure(batondir.At(s.root.Name()).Dir())
 	return name, nil
 }
 

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
+	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"
-	"github.com/baton-dev/baton/runner"
 	"github.com/baton-dev/baton/workflow"
 )
 
@@ -59,11 +60,11 @@ func (s *Server) ledgerLint(_ context.Context, _ *mcp.CallToolRequest, in Ledger
 func (s *Server) lintEvents(in LedgerLintIn, out *LedgerLintOut) ([]runlog.Event, error) {
 	name := in.RunLog
 	// A checked run id names one folder under .baton/runs.
-	if in.Run != "" && runner.CheckRunID(in.Run) != nil {
+	if in.Run != "" && runid.Check(in.Run) != nil {
 		return nil, fmt.Errorf("run %q is not a baton run id (letters, digits, - and _)", in.Run)
 	}
 	if name == "" && in.Run != "" {
-		name = path.Join(".baton/runs", in.Run, "events.jsonl")
+		name = filepath.ToSlash(batondir.Rel.RunLog(in.Run))
 	}
 	if name == "" {
 		return nil, nil

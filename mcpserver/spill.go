@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+
+	"github.com/baton-dev/baton/internal/batondir"
 )
 
 // DefaultMaxResultBytes bounds a tool result as it goes over the wire:
@@ -21,7 +23,7 @@ const DefaultMaxResultBytes = 60 << 10
 const MinResultBytes = 2 * reserve
 
 // SpillDir is where spilled results go, relative to the root.
-const SpillDir = ".baton/mcp"
+const SpillDir = batondir.Name + "/" + batondir.MCPName
 
 // reserve is what a result's other fields (matches, counts, the
 // envelope) are allowed beside its text before the text is spilled; the

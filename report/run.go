@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/runlog"
 )
 
@@ -13,7 +14,7 @@ import (
 // mid-write) is drawn as far as it goes, with a note; only a log with no
 // event at all is an error.
 func Run(w io.Writer, dir string, opts Options) error {
-	events, problems, err := runlog.Read(filepath.Join(dir, "events.jsonl"))
+	events, problems, err := runlog.Read(filepath.Join(dir, batondir.RunLogName))
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

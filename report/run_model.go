@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/pricing"
 	"github.com/baton-dev/baton/runlog"
@@ -226,9 +227,6 @@ func (v *runView) resetAfter(r runlog.Event) int {
 // workspace is the folder a run folder (<ws>/.baton/runs/<id>) belongs to,
 // or "" when dir is not laid out so.
 func runWorkspaceOf(dir string) string {
-	runs := filepath.Dir(dir)
-	if filepath.Base(runs) != "runs" || filepath.Base(filepath.Dir(runs)) != ".baton" {
-		return ""
-	}
-	return filepath.Dir(filepath.Dir(runs))
+	ws, _ := batondir.WorkspaceOfRuns(filepath.Dir(dir))
+	return ws
 }

@@ -32,9 +32,8 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/baton-dev/baton/internal/batondir"
-
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/batondir"
 )
 
 // ErrHeld is wrapped by the *HeldError Acquire returns when another
@@ -98,7 +97,7 @@ type Lock struct {
 }
 
 // Path is the lock file of the workspace at root.
-func Path(root string) string { return filepath.Join(root, ".baton", "run.lock") }
+func Path(root string) string { return batondir.At(root).RunLock() }
 
 // InfoPath is the file where the holder of root's lock says who it is.
 func InfoPath(root string) string { return Path(root) + ".json" }

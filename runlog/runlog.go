@@ -63,7 +63,11 @@
 //	                     "interrupted"; only "ok" ends the step: a failed or
 //	                     interrupted one resumes under its own step id), note
 //	                     (for a failure: its kind first, such as
-//	                     "provider_unavailable: …" or "max_turns: …")
+//	                     "provider_unavailable: …" or "max_turns: …"), next
+//	                     (for "ok": where the run goes on, {"phase": the
+//	                     phase's index in the workflow, "skill": the next
+//	                     skill or "done"}; logs of earlier batons hold it in
+//	                     note as "<phase index> <skill>")
 //	model_call           model, input_hash, usage, context_tokens (what the
 //	                     request sent: input + cache read + cache write
 //	                     tokens), turn (the step's turn, from 1), subagent
@@ -199,6 +203,10 @@ type Event struct {
 	// whole return when it went over its bound.
 	SpillPath string `json:"spill_path,omitempty"`
 
+	// Next is where a run goes after a step that ended "ok": what a resume
+	// starts from.
+	Next *Next `json:"next,omitempty"`
+
 	// Session is the baton process that wrote the event (the run lock's
 	// holder session): a resumed run's events carry a new one, and events
 	// of two sessions interleaved mean two processes wrote the run at once.
@@ -208,6 +216,14 @@ type Event struct {
 	// not part of the file.
 	Path string `json:"-"`
 	Line int    `json:"-"`
+}
+
+// Next is the step a run takes after a step_end "ok".
+type Next struct {
+	// Phase is the index of the phase in the workflow's phases.
+	Phase int `json:"phase"`
+	// Skill is the next step's skill, or "done" when the workflow is.
+	Skill string `json:"skill"`
 }
 
 // Bool returns a pointer to b, for Event.Complete.

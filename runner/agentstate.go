@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/workflow"
@@ -74,7 +75,7 @@ func (s *stepRun) stateBefore() (*state.File, error) {
 // stateCopyPath is where the copy of state.yaml taken before the step's
 // agent ran is kept.
 func (s *stepRun) stateCopyPath() string {
-	return filepath.Join(s.r.dir, "steps", fmt.Sprintf("%03d-%s.state-before.yaml", s.seq, fileSafe(s.skillName)))
+	return filepath.Join(batondir.At(s.r.ws.Root()).Steps(s.r.id), fmt.Sprintf("%03d-%s.state-before.yaml", s.seq, fileSafe(s.skillName)))
 }
 
 // readStateEdits reads state.yaml after the agent's process and says what

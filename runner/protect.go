@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/workflow"
 )
 
@@ -21,7 +22,7 @@ import (
 // and the capsule every step receives: a model reads them, baton owns
 // their writes. Paths are workspace-relative and slash-separated.
 func protectedRules(wf *workflow.Workflow) (deny, readOnly []string) {
-	deny = []string{".baton", ".git"}
+	deny = []string{batondir.Name, ".git"}
 	add := func(abs string) {
 		rel, ok := inside(wf.Dir, abs)
 		if ok && rel != "." && !contains(deny, rel) {

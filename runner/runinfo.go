@@ -7,34 +7,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/workflow"
 )
 
 // ErrBadRunID is wrapped when a run id is not one baton could have made.
-var ErrBadRunID = errors.New("not a baton run id")
-
-// runIDPattern is the alphabet of run ids. newID makes
-// 20060102T150405Z-1a2b3c4d (earlier batons made six hex digits, not
-// eight, and those runs still resume); the pattern is a little looser so that ids made
-// by hand or by a later baton still work, but it holds no separator, no dot
-// and nothing a shell or a path would read specially: an id is joined into
-// paths under .baton/runs/.
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var ErrBadRunID = runid.ErrBad
 
 // CheckRunID returns an error wrapping ErrBadRunID unless id is made of
 // letters, digits, "-" and "_" (at most 64): a run id that could name a path
 // outside .baton/runs/ is never joined into one.
-func CheckRunID(id string) error {
-	if !runIDPattern.MatchString(id) {
-		return fmt.Errorf("run id %q: %w", id, ErrBadRunID)
-	}
-	return nil
-}
+func CheckRunID(id string) error { return runid.Check(id) }
 
 // newID names a new run as baton ask names its runs (package runid).
 func newID(t time.Time) string { return runid.New(t) }
@@ -58,11 +45,11 @@ type RunInfo struct {
 	Engine string `json:"engine,omitempty"`
 }
 
-func infoPath(wf *workflow.Workflow) string { return filepath.Join(wf.Dir, ".baton", "current.json") }
+func infoPath(wf *workflow.Workflow) string { return batondir.At(wf.Dir).Current() }
 
 func (r *runner) writeInfo(status string) error {
 	data, _ := json.MarshalIndent(RunInfo{ID: r.id, Workflow: filepath.Base(r.wf.Path), Status: status, AgentCmd: r.cfg.AgentCmd, Engine: r.engineName()}, "", "  ")
-	return atomicfile.Write(filepath.Join(r.ws.Root(), ".baton", "current.json"), append(data, '\n'), 0o644)
+	return atomicfile.Write(batondir.At(r.ws.Root()).Current(), append(data, '\n'), 0o644)
 }
 
 // Unfinished returns the id of the workspace's unfinished run, if any. A

@@ -26,6 +26,7 @@ import (
 
 	"github.com/baton-dev/baton/budget"
 	"github.com/baton-dev/baton/engine"
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlock"
@@ -222,8 +223,8 @@ func (r *runner) open(id string) error {
 		return err
 	}
 	r.id = id
-	r.dir = filepath.Join(r.ws.Root(), ".baton", "runs", id)
-	w, err := runlog.Open(filepath.Join(r.dir, "events.jsonl"))
+	r.dir = batondir.At(r.ws.Root()).Run(id)
+	w, err := runlog.Open(batondir.At(r.ws.Root()).RunLog(id))
 	if err != nil {
 		return err
 	}
@@ -271,14 +272,6 @@ func (r *runner) statePath() string {
 }
 func (r *runner) ledgerPath() string {
 	return filepath.Join(r.ws.Root(), filepath.FromSlash(r.wf.Ledger))
-}
-
-// position is where a run stands between steps.
-type position struct {
-	phase int
-	skill string
-	seq   int    // steps started so far
-	seed  string // the ledger entry the next sessions start from, if any
 }
 
 // Run starts a new run of the workflow.
@@ -359,7 +352,7 @@ func Resume(ctx context.Context, cfg Config) (res *Result, err error) {
 	defer func() { endTrace(End{Err: err, Result: res}) }()
 	defer r.log.Close()
 	defer r.closeProgress()
-	events, problems, err := runlog.Read(filepath.Join(r.dir, "events.jsonl"))
+	events, problems, err := runlog.Read(batondir.At(r.ws.Root()).RunLog(r.id))
 	if err != nil {
 		return nil, err
 	}
@@ -404,69 +397,6 @@ func Resume(ctx context.Context, cfg Config) (res *Result, err error) {
 	r.mark(ctx, ev)
 	r.logf("run %s: resuming at step %d (%s, phase %s)", r.id, pos.seq+1, pos.skill, r.wf.Phases[pos.phase].Name)
 	return r.loop(ctx, pos)
-}
-
-// position reconstructs where a run stands from its log.
-func (r *runner) position(events []runlog.Event) (position, error) {
-	pos := position{phase: 0, skill: r.wf.Phases[0].Skill}
-	for _, e := range events {
-		if e.Run != r.id {
-			continue
-		}
-		switch e.Type {
-		case runlog.RunEnd:
-			return pos, fmt.Errorf("run %s already ended: %w", r.id, ErrNoUnfinishedRun)
-		case runlog.StepStart:
-			fmt.Sscan(e.Step, &pos.seq)
-		case runlog.StepEnd:
-			if e.Status != "ok" {
-				// A failed or interrupted step's Note is its error, not a
-				// next step: the step itself is where the run resumes.
-				continue
-			}
-			// Note holds where the run goes next: "<phase index> <skill>".
-			var phase int
-			var next string
-			if _, err := fmt.Sscan(e.Note, &phase, &next); err == nil {
-				pos.phase, pos.skill = phase, next
-			}
-			// The log lies under .baton/, where an external agent can
-			// write: what it names must be a phase and a skill of this
-			// workflow before it indexes a slice or a journal's name.
-			_, known := r.lib.Get(pos.skill)
-			if (!known && pos.skill != workflow.DoneValue) || pos.phase < 0 || pos.phase >= len(r.wf.Phases) {
-				return pos, fmt.Errorf("run log of run %s: step %s ends with next step %q, which is not a phase and skill of this workflow; refusing to resume", r.id, e.Step, e.Note)
-			}
-		case runlog.Reset:
-			if e.Reason == runlog.ReasonBoundary {
-				if entry, err := ledger.Latest(r.ledgerPath()); err == nil {
-					pos.seed = string(ledger.Render(*entry))
-				}
-			}
-		case runlog.BoundaryEvaluation:
-			if e.Decision == runlog.DecisionContinue {
-				pos.seed = ""
-			}
-		}
-	}
-	// A step that started and did not end well (it failed, was
-	// interrupted, or the process died) is run again from its journal, with
-	// the same number: it continues its own session.
-	var lastStart, lastEnd int
-	for _, e := range events {
-		var n int
-		fmt.Sscan(e.Step, &n)
-		if e.Type == runlog.StepStart && n > lastStart {
-			lastStart = n
-		}
-		if e.Type == runlog.StepEnd && e.Status == "ok" && n > lastEnd {
-			lastEnd = n
-		}
-	}
-	if lastStart > lastEnd {
-		pos.seq = lastStart - 1
-	}
-	return pos, nil
 }
 
 // loop runs steps from pos until the workflow is done.
@@ -596,7 +526,7 @@ func (r *runner) composeEntry(phase, nextPhase, nextSkill string, sr *stepRun) (
 	}
 	cyc := f.Cycle(r.wf.Flow)
 	for _, s := range cyc.CompletedSteps {
-		e.DoneSoFar = append(e.DoneSoFar, ledger.Item{Text: "completed step " + s, Evidence: filepath.ToSlash(filepath.Join(".baton", "runs", r.id, "events.jsonl"))})
+		e.DoneSoFar = append(e.DoneSoFar, ledger.Item{Text: "completed step " + s, Evidence: filepath.ToSlash(batondir.Rel.RunLog(r.id))})
 	}
 	if sr != nil {
 		e.Artifacts = append(e.Artifacts, sr.env.written...)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/spill"
 	"github.com/baton-dev/baton/workspace"
@@ -24,11 +25,11 @@ import (
 const maxPagedRead = 64 << 20
 
 // spillDir is the run's spill folder.
-func (r *runner) spillDir() spill.Dir { return spill.New(filepath.Join(r.dir, "spill")) }
+func (r *runner) spillDir() spill.Dir { return spill.New(batondir.At(r.ws.Root()).Spill(r.id)) }
 
 // spillRel is the spill folder as a model names it: workspace-relative,
 // slash-separated.
-func (r *runner) spillRel() string { return path.Join(".baton", "runs", r.id, "spill") }
+func (r *runner) spillRel() string { return filepath.ToSlash(batondir.Rel.Spill(r.id)) }
 
 // spillView lets a model's read_file read exactly its run's spill folder,
 // read-only, while the rest of .baton stays denied: reads under rel are
@@ -39,7 +40,7 @@ type spillView struct {
 }
 
 func (r *runner) spillView() *spillView {
-	return &spillView{rel: r.spillRel(), dir: filepath.Join(r.dir, "spill")}
+	return &spillView{rel: r.spillRel(), dir: batondir.At(r.ws.Root()).Spill(r.id)}
 }
 
 // inside returns the path of p inside the spill folder when p names a file

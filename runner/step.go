@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-dev/baton/budget"
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
@@ -132,7 +133,7 @@ func (s *stepRun) run(ctx context.Context) (string, error) {
 	start := s.r.cfg.Now()
 	defer func() { s.elapsed = s.r.cfg.Now().Sub(start) }()
 	var err error
-	rel := filepath.Join(".baton", "runs", s.r.id, "steps", fmt.Sprintf("%03d-%s.jsonl", s.seq, fileSafe(s.skillName)))
+	rel := filepath.Join(batondir.Rel.Steps(s.r.id), fmt.Sprintf("%03d-%s.jsonl", s.seq, fileSafe(s.skillName)))
 	s.j, err = openJournal(filepath.Join(s.r.ws.Root(), rel), filepath.ToSlash(rel), journalGenesis(s.r.id, s.seq, s.skillName))
 	if err != nil {
 		return "", err

@@ -70,7 +70,7 @@ func (r *runner) stepBody(ctx context.Context, sr *stepRun, pos position) (workf
 		crashPoint("state updated")
 	}
 	r.event(runlog.Event{Type: runlog.StepEnd, Step: fmt.Sprint(pos.seq), Skill: pos.skill, Phase: r.wf.Phases[pos.phase].Name,
-		Status: "ok", Note: fmt.Sprintf("%d %s", step.Phase, nextSkill), Usage: logUsage(sr.usage)})
+		Status: "ok", Next: &runlog.Next{Phase: step.Phase, Skill: nextSkill}, Usage: logUsage(sr.usage)})
 	r.logf("step %d %s: done (next: %s)", pos.seq, pos.skill, nextSkill)
 	sr.stepEnd(nextSkill, nil)
 	return step, nil

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
 )
@@ -175,10 +176,7 @@ func cutToTokens(count func(string) int, text string, limit int) string {
 	return strings.TrimRight(cut, " \n")
 }
 
+// clip puts s on one line and cuts it to n characters, for a log note.
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return textclip.Runes(strings.Join(strings.Fields(s), " "), n)
 }

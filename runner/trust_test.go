@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -391,8 +390,10 @@ func TestResumeChecksTheRunLogsNextStep(t *testing.T) {
 		}
 		writeFile(t, filepath.Dir(p), filepath.Base(p), strings.Join(out, ""))
 	}
-	for _, note := range []string{`"0 ../../../evil"`, `"99 analyse-request"`, `"-1 analyse-request"`} {
-		t.Run(note, func(t *testing.T) {
+	// Both forms: the typed next field, and the note of earlier batons.
+	for _, next := range []string{`"next":{"phase":0,"skill":"../../../evil"}`, `"next":{"phase":99,"skill":"analyse-request"}`, `"next":{"phase":-1,"skill":"analyse-request"}`,
+		`"note":"0 ../../../evil"`, `"note":"99 analyse-request"`, `"note":"-1 analyse-request"`} {
+		t.Run(next, func(t *testing.T) {
 			dir, p, s := done(t)
 			n := s.Count()
 			rewrite(t, p, func(l string) string {
@@ -400,7 +401,7 @@ func TestResumeChecksTheRunLogsNextStep(t *testing.T) {
 					return ""
 				}
 				if strings.Contains(l, `"type":"step_end"`) && strings.Contains(l, `"step":"1"`) {
-					return regexpNote.ReplaceAllString(l, `"note":`+note)
+					return nextField.ReplaceAllString(l, next)
 				}
 				return l
 			})
@@ -433,5 +434,3 @@ func TestResumeChecksTheRunLogsNextStep(t *testing.T) {
 		}
 	})
 }
-
-var regexpNote = regexp.MustCompile(`"note":"[^"]*"`)

@@ -3,7 +3,6 @@ package telemetry
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -11,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/runner"
 )
@@ -132,7 +132,7 @@ func (s *runSpans) startTool(ctx context.Context, p runner.Part) (context.Contex
 			// The tool refused or failed: the model gets the error as the
 			// call's result, and the span says so.
 			span.SetAttributes(attribute.String(AttrErrorType, "tool_error"))
-			span.SetStatus(codes.Error, clipText(e.Tool.Content, 200))
+			span.SetStatus(codes.Error, textclip.Runes(e.Tool.Content, 200))
 		}
 		if s.capture && e.Tool != nil && span.IsRecording() {
 			span.SetAttributes(attribute.String(AttrToolCallResult, e.Tool.Content))
@@ -197,12 +197,4 @@ func (s *runSpans) Event(ctx context.Context, e runlog.Event) {
 		}
 	}
 	span.AddEvent(name, trace.WithAttributes(attrs...))
-}
-
-// clipText bounds a tool's error text for a span status.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }

@@ -14,14 +14,17 @@ import (
 
 func init() { register(newBenchCmd) }
 
+// benchFlags are bench's command line.
+type benchFlags struct {
+	quick bool
+	out   string
+	only  []string
+	docs  int
+	loog  string
+}
+
 func newBenchCmd() *cobra.Command {
-	var (
-		quick bool
-		out   string
-		only  []string
-		docs  int
-		loog  string
-	)
+	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench [--quick] [--out FILE] [--only NAME]... [--loogle DIR]",
 		Short: "Measure baton against the single call and the naive baseline on this machine and write BENCHMARKS.md",
@@ -48,82 +51,98 @@ write itself.
 --quick shrinks the fan-out and overhead runs and skips the minute-long
 tokens-per-minute run. --only runs the named benchmarks: ` + strings.Join(bench.Names, ", ") + `.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, n := range only {
-				if !contains(bench.Names, n) {
-					return usageErrorf("--only %q: want one of %s", n, strings.Join(bench.Names, ", "))
-				}
-			}
-			// Where the report goes is settled before a run that can take
-			// minutes, and a file bench did not write is never replaced.
-			path := out
-			if out == "" {
-				p, err := bench.DefaultReportPath(".")
-				if err != nil {
-					return usageErrorf("bench: %v", err)
-				}
-				path = p
-			}
-			if path != "-" {
-				if err := bench.CheckReplace(path); err != nil {
-					return usageErrorf("bench: %v", err)
-				}
-			}
-			line := []string{"go run ./cmd/baton bench"}
-			if quick {
-				line = append(line, "--quick")
-			}
-			for _, n := range only {
-				line = append(line, "--only "+n)
-			}
-			if docs > 0 {
-				line = append(line, fmt.Sprintf("--max-docs %d", docs))
-			}
-			if out != "" {
-				line = append(line, "--out "+out)
-			}
-			if loog == "" {
-				loog = os.Getenv(bench.LoogleEnv)
-			}
-			if loog != "" {
-				line = append(line, "--loogle DIR")
-			}
-			// The distributed benchmark starts baton worker processes
-			// of this very binary; without one it is skipped.
-			self, _ := os.Executable()
-			rep, err := bench.Run(cmd.Context(), bench.Options{
-				Quick: quick, Only: only, MaxDocs: docs, Command: strings.Join(line, " "), Progress: cmd.ErrOrStderr(),
-				Baton: self, Loogle: loog,
-			})
-			if err != nil {
-				return withCode(exitError, fmt.Errorf("bench: %w", err))
-			}
-			var b bytes.Buffer
-			rep.Markdown(&b)
-			if _, err := cmd.OutOrStdout().Write(b.Bytes()); err != nil {
-				return withCode(exitError, err)
-			}
-			if path == "-" {
-				return nil
-			}
-			if err := bench.CheckReplace(path); err != nil {
-				return withCode(exitError, fmt.Errorf("bench: %w", err))
-			}
-			if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
-				return withCode(exitError, fmt.Errorf("bench: %w", err))
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", path)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&quick, "quick", false, "smaller runs, no minute-long rate-limit run")
-	fl.StringVar(&out, "out", "", `file to write the report to ("-": none; default BENCHMARKS.md at the repository root)`)
-	fl.StringSliceVar(&only, "only", nil, "run only these benchmarks: "+strings.Join(bench.Names, ", "))
-	fl.StringVar(&loog, "loogle", "", "folder of LooGLE's test data (shortdep_qa.jsonl) for the long-document benchmark; default $"+bench.LoogleEnv)
-	fl.IntVar(&docs, "max-docs", 0, "use only the first N corpus documents (for tests)")
+	fl.BoolVar(&f.quick, "quick", false, "smaller runs, no minute-long rate-limit run")
+	fl.StringVar(&f.out, "out", "", `file to write the report to ("-": none; default BENCHMARKS.md at the repository root)`)
+	fl.StringSliceVar(&f.only, "only", nil, "run only these benchmarks: "+strings.Join(bench.Names, ", "))
+	fl.StringVar(&f.loog, "loogle", "", "folder of LooGLE's test data (shortdep_qa.jsonl) for the long-document benchmark; default $"+bench.LoogleEnv)
+	fl.IntVar(&f.docs, "max-docs", 0, "use only the first N corpus documents (for tests)")
 	_ = fl.MarkHidden("max-docs")
 	return cmd
+}
+
+func (f *benchFlags) run(cmd *cobra.Command) error {
+	for _, n := range f.only {
+		if !contains(bench.Names, n) {
+			return usageErrorf("--only %q: want one of %s", n, strings.Join(bench.Names, ", "))
+		}
+	}
+	path, err := f.reportPath()
+	if err != nil {
+		return err
+	}
+	if f.loog == "" {
+		f.loog = os.Getenv(bench.LoogleEnv)
+	}
+	// The distributed benchmark starts baton worker processes of this
+	// very binary; without one it is skipped.
+	self, _ := os.Executable()
+	rep, err := bench.Run(cmd.Context(), bench.Options{
+		Quick: f.quick, Only: f.only, MaxDocs: f.docs, Command: f.commandLine(), Progress: cmd.ErrOrStderr(),
+		Baton: self, Loogle: f.loog,
+	})
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("bench: %w", err))
+	}
+	var b bytes.Buffer
+	rep.Markdown(&b)
+	if _, err := cmd.OutOrStdout().Write(b.Bytes()); err != nil {
+		return withCode(exitError, err)
+	}
+	if path == "-" {
+		return nil
+	}
+	if err := bench.CheckReplace(path); err != nil {
+		return withCode(exitError, fmt.Errorf("bench: %w", err))
+	}
+	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+		return withCode(exitError, fmt.Errorf("bench: %w", err))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", path)
+	return nil
+}
+
+// reportPath is where the report goes ("-": nowhere), settled before a
+// run that can take minutes; a file bench did not write is never replaced.
+func (f *benchFlags) reportPath() (string, error) {
+	path := f.out
+	if f.out == "" {
+		p, err := bench.DefaultReportPath(".")
+		if err != nil {
+			return "", usageErrorf("bench: %v", err)
+		}
+		path = p
+	}
+	if path != "-" {
+		if err := bench.CheckReplace(path); err != nil {
+			return "", usageErrorf("bench: %v", err)
+		}
+	}
+	return path, nil
+}
+
+// commandLine is the command the report says it was made by; a LooGLE
+// folder is named only as DIR, since it is the user's own path.
+func (f *benchFlags) commandLine() string {
+	line := []string{"go run ./cmd/baton bench"}
+	if f.quick {
+		line = append(line, "--quick")
+	}
+	for _, n := range f.only {
+		line = append(line, "--only "+n)
+	}
+	if f.docs > 0 {
+		line = append(line, fmt.Sprintf("--max-docs %d", f.docs))
+	}
+	if f.out != "" {
+		line = append(line, "--out "+f.out)
+	}
+	if f.loog != "" {
+		line = append(line, "--loogle DIR")
+	}
+	return strings.Join(line, " ")
 }
 
 func contains(ss []string, s string) bool {

@@ -12,9 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/baton-dev/baton/hostgov"
+	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"
-	"github.com/baton-dev/baton/runner"
 )
 
 func init() { register(newLedgerCmd) }
@@ -91,87 +92,20 @@ func runLedgerLint(stdout, stderr io.Writer, o ledgerLintOpts) error {
 	if o.run == "" && o.session == "" && o.log == "" && o.ledger == "" && len(o.skills) == 0 {
 		return usageErrorf("ledger lint: nothing to check; give --run, --session, --log, --ledger or --skills")
 	}
-	if o.session != "" {
-		if o.run != "" || o.log != "" {
-			return usageErrorf("ledger lint: give one of --run, --session and --log")
-		}
-		if hostgov.SessionID(o.session) != o.session {
-			return usageErrorf("ledger lint: --session %q is not a session id baton keeps (letters, digits, - and _)", o.session)
-		}
-		o.log = filepath.Join(o.workspace, ".baton", hostgov.SessionsDir, o.session, "events.jsonl")
-	}
-	if o.run != "" {
-		if err := runner.CheckRunID(o.run); err != nil {
-			return usageErrorf("ledger lint: --run %q is not a baton run id (letters, digits, - and _)", o.run)
-		}
-	}
-	logPath := o.log
-	if logPath == "" && o.run != "" {
-		logPath = filepath.Join(o.workspace, ".baton", "runs", o.run, "events.jsonl")
+	logPath, err := lintLogPath(o)
+	if err != nil {
+		return err
 	}
 	var events []runlog.Event
 	if logPath != "" {
-		evs, problems, err := runlog.Read(logPath)
-		if err != nil {
-			return unwrapPathKeep(err, logPath)
-		}
-		var bad []string
-		for _, p := range problems {
-			if p.Torn {
-				// A run killed mid-write leaves this; it is not a fault
-				// of the log, but the reader should know a line is lost.
-				fmt.Fprintf(stderr, "baton: warning: %s\n", p)
-				continue
-			}
-			bad = append(bad, p.String())
-		}
-		if len(bad) > 0 {
-			return fmt.Errorf("malformed run log: %s", firstAndCount(bad))
-		}
-		for _, e := range evs {
-			if o.run == "" || e.Run == o.run {
-				events = append(events, e)
-			}
-		}
-		if o.run != "" && len(events) == 0 {
-			return fmt.Errorf("run log %s has no events of run %q", logPath, o.run)
+		if events, err = lintEvents(stderr, logPath, o.run); err != nil {
+			return err
 		}
 	}
-
-	ledgerPath, explicit := o.ledger, o.ledger != ""
-	if !explicit {
-		for _, e := range events {
-			if e.Type == runlog.RunStart && e.LedgerPath != "" {
-				ledgerPath = e.LedgerPath
-				if !filepath.IsAbs(ledgerPath) {
-					ledgerPath = filepath.Join(o.workspace, ledgerPath)
-				}
-				break
-			}
-		}
+	entries, err := lintLedger(o, events)
+	if err != nil {
+		return err
 	}
-	var entries []ledger.Entry
-	if ledgerPath != "" {
-		es, problems, err := ledger.Read(ledgerPath)
-		switch {
-		case err != nil && !explicit && errors.Is(err, fs.ErrNotExist):
-			// The run named a ledger it never wrote; the reset rules
-			// will say so if a reset needed it.
-		case err != nil:
-			return unwrapPathKeep(err, ledgerPath)
-		case len(problems) > 0:
-			msgs := make([]string, len(problems))
-			for i, p := range problems {
-				msgs[i] = p.String()
-			}
-			return fmt.Errorf("malformed ledger: %s", firstAndCount(msgs))
-		default:
-			// Non-nil even when empty: a ledger was read, so it, not the
-			// run log's ledger_written events, says what was written.
-			entries = append([]ledger.Entry{}, es...)
-		}
-	}
-
 	skills, err := loadSkillBodies(o.skills)
 	if err != nil {
 		return err
@@ -188,6 +122,99 @@ func runLedgerLint(stdout, stderr io.Writer, o ledgerLintOpts) error {
 	fmt.Fprintf(stdout, "clean: no red flags in %s, %s and %s\n",
 		countOf(len(events), "event", "events"), countOf(len(entries), "ledger entry", "ledger entries"), countOf(len(skills), "skill file", "skill files"))
 	return nil
+}
+
+// lintLogPath is the log to check: --log, or the log of the run or the
+// session named, whose id is checked before it becomes a path.
+func lintLogPath(o ledgerLintOpts) (string, error) {
+	if o.session != "" {
+		if o.run != "" || o.log != "" {
+			return "", usageErrorf("ledger lint: give one of --run, --session and --log")
+		}
+		if hostgov.SessionID(o.session) != o.session {
+			return "", usageErrorf("ledger lint: --session %q is not a session id baton keeps (letters, digits, - and _)", o.session)
+		}
+		return batondir.At(o.workspace).SessionLog(o.session), nil
+	}
+	if o.run != "" {
+		if err := runid.Check(o.run); err != nil {
+			return "", usageErrorf("ledger lint: --run %q is not a baton run id (letters, digits, - and _)", o.run)
+		}
+	}
+	if o.log == "" && o.run != "" {
+		return batondir.At(o.workspace).RunLog(o.run), nil
+	}
+	return o.log, nil
+}
+
+// lintEvents reads the log at path, keeping run's events when run is given.
+// A torn last line is a warning; any other unreadable line is an error.
+func lintEvents(stderr io.Writer, path, run string) ([]runlog.Event, error) {
+	evs, problems, err := runlog.Read(path)
+	if err != nil {
+		return nil, unwrapPathKeep(err, path)
+	}
+	var bad []string
+	for _, p := range problems {
+		if p.Torn {
+			// A run killed mid-write leaves this; it is not a fault of
+			// the log, but the reader should know a line is lost.
+			fmt.Fprintf(stderr, "baton: warning: %s\n", p)
+			continue
+		}
+		bad = append(bad, p.String())
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("malformed run log: %s", firstAndCount(bad))
+	}
+	var events []runlog.Event
+	for _, e := range evs {
+		if run == "" || e.Run == run {
+			events = append(events, e)
+		}
+	}
+	if run != "" && len(events) == 0 {
+		return nil, fmt.Errorf("run log %s has no events of run %q", path, run)
+	}
+	return events, nil
+}
+
+// lintLedger reads --ledger, or the ledger the run's run_start names. Nil
+// when there is none to read.
+func lintLedger(o ledgerLintOpts, events []runlog.Event) ([]ledger.Entry, error) {
+	ledgerPath, explicit := o.ledger, o.ledger != ""
+	if !explicit {
+		for _, e := range events {
+			if e.Type == runlog.RunStart && e.LedgerPath != "" {
+				ledgerPath = e.LedgerPath
+				if !filepath.IsAbs(ledgerPath) {
+					ledgerPath = filepath.Join(o.workspace, ledgerPath)
+				}
+				break
+			}
+		}
+	}
+	if ledgerPath == "" {
+		return nil, nil
+	}
+	es, problems, err := ledger.Read(ledgerPath)
+	switch {
+	case err != nil && !explicit && errors.Is(err, fs.ErrNotExist):
+		// The run named a ledger it never wrote; the reset rules will say
+		// so if a reset needed it.
+		return nil, nil
+	case err != nil:
+		return nil, unwrapPathKeep(err, ledgerPath)
+	case len(problems) > 0:
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.String()
+		}
+		return nil, fmt.Errorf("malformed ledger: %s", firstAndCount(msgs))
+	}
+	// Non-nil even when empty: a ledger was read, so it, not the run log's
+	// ledger_written events, says what was written.
+	return append([]ledger.Entry{}, es...), nil
 }
 
 // unwrapPathKeep turns "ledger: open x: no such file" into one line naming

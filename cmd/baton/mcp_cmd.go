@@ -22,13 +22,16 @@ func init() { register(newMCPCmd) }
 // shell history.
 const tokenEnv = "BATON_MCP_TOKEN"
 
+// mcpFlags are mcp's command line.
+type mcpFlags struct {
+	root      string
+	skills    []string
+	httpAddr  string
+	maxResult int
+}
+
 func newMCPCmd() *cobra.Command {
-	var (
-		root      string
-		skills    []string
-		httpAddr  string
-		maxResult int
-	)
+	var f mcpFlags
 	cmd := &cobra.Command{
 		Use:   "mcp [--root DIR] [--http ADDR] [--max-result BYTES] [--skills DIR]",
 		Short: "Serve baton's tools to a host agent over the Model Context Protocol (stdio or HTTP)",
@@ -61,59 +64,66 @@ No result is larger than --max-result bytes (default 61440, about 15k
 tokens), counted as sent: a text that would take a result past it is written
 under .baton/mcp in the root, and the result says where and how large it is.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if maxResult < mcpserver.MinResultBytes {
-				return usageErrorf("--max-result %d: want a number of bytes, at least %d (room for a result that says where a spilled text went)", maxResult, mcpserver.MinResultBytes)
-			}
-			if _, _, err := net.SplitHostPort(httpAddr); httpAddr != "" && err != nil {
-				return usageErrorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765", httpAddr)
-			}
-			// One tracer for the process, flushed when the server stops;
-			// off unless an OTLP endpoint is set.
-			tracer, flush, err := startTelemetry(cmd.Context(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer flush()
-			bi, _ := debug.ReadBuildInfo()
-			s, err := mcpserver.New(mcpserver.Config{Root: root, Version: versionString(bi), MaxResultBytes: maxResult, Skills: skills, Getenv: os.Getenv, Tracer: tracer,
-				OnRecord: func(rec *orchestrate.Record, path string) error {
-					// Messages on stderr would be a stdio host's log only;
-					// the ask result carries the warning instead.
-					return withHistory(io.Discard, func(d *history.DB) error { return d.IndexRecord(rec, path) })
-				}})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			// A host keeps the server's standard error as its log: the one
-			// place to learn, before any ask, whether ask has a provider.
-			stderr := cmd.ErrOrStderr()
-			status := func() { fmt.Fprintf(stderr, "baton: mcp: %s\n", s.ProviderStatus(cmd.Context())) }
-			if httpAddr == "" {
-				status()
-				return s.RunStdio(cmd.Context(), io.NopCloser(cmd.InOrStdin()), nopWriteCloser{cmd.OutOrStdout()})
-			}
-			// Over HTTP, once the address is known to be served: an
-			// address refused is then the only line.
-			err = s.ListenAndServe(cmd.Context(), httpAddr, mcpserver.HTTPOptions{Token: os.Getenv(tokenEnv)}, func(url string) {
-				status()
-				fmt.Fprintf(stderr, "baton: mcp: serving %s\n", url)
-			})
-			if errors.Is(err, mcpserver.ErrTokenRequired) {
-				return usageErrorf("mcp: --http %s is not a loopback address: set %s to the bearer token clients must send", httpAddr, tokenEnv)
-			}
-			if err != nil {
-				return fmt.Errorf("mcp: %w", err)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.serve(cmd) },
 	}
-	cmd.Flags().StringVar(&root, "root", ".", "the folder every path is confined to")
-	cmd.Flags().StringArrayVar(&skills, "skills", nil, "folder of custom skills for ask, skills_list, skill_get and the prompts; overrides built-ins by name (repeatable)")
-	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP on `ADDR` (HOST:PORT, e.g. 127.0.0.1:0) instead of stdio")
-	cmd.Flags().IntVar(&maxResult, "max-result", mcpserver.DefaultMaxResultBytes, "the largest tool result sent, in `BYTES`; a text that would pass it is written under .baton/mcp instead")
+	cmd.Flags().StringVar(&f.root, "root", ".", "the folder every path is confined to")
+	cmd.Flags().StringArrayVar(&f.skills, "skills", nil, "folder of custom skills for ask, skills_list, skill_get and the prompts; overrides built-ins by name (repeatable)")
+	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve Streamable HTTP on `ADDR` (HOST:PORT, e.g. 127.0.0.1:0) instead of stdio")
+	cmd.Flags().IntVar(&f.maxResult, "max-result", mcpserver.DefaultMaxResultBytes, "the largest tool result sent, in `BYTES`; a text that would pass it is written under .baton/mcp instead")
 	return cmd
+}
+
+func (f *mcpFlags) serve(cmd *cobra.Command) error {
+	if f.maxResult < mcpserver.MinResultBytes {
+		return usageErrorf("--max-result %d: want a number of bytes, at least %d (room for a result that says where a spilled text went)", f.maxResult, mcpserver.MinResultBytes)
+	}
+	if _, _, err := net.SplitHostPort(f.httpAddr); f.httpAddr != "" && err != nil {
+		return usageErrorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765", f.httpAddr)
+	}
+	// One tracer for the process, flushed when the server stops; off
+	// unless an OTLP endpoint is set.
+	tracer, flush, err := startTelemetry(cmd.Context(), cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer flush()
+	bi, _ := debug.ReadBuildInfo()
+	s, err := mcpserver.New(mcpserver.Config{Root: f.root, Version: versionString(bi), MaxResultBytes: f.maxResult, Skills: f.skills, Getenv: os.Getenv, Tracer: tracer,
+		OnRecord: func(rec *orchestrate.Record, path string) error {
+			// Messages on stderr would be a stdio host's log only; the
+			// ask result carries the warning instead.
+			return withHistory(io.Discard, func(d *history.DB) error { return d.IndexRecord(rec, path) })
+		}})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// A host keeps the server's standard error as its log: the one place
+	// to learn, before any ask, whether ask has a provider.
+	stderr := cmd.ErrOrStderr()
+	status := func() { fmt.Fprintf(stderr, "baton: mcp: %s\n", s.ProviderStatus(cmd.Context())) }
+	if f.httpAddr == "" {
+		status()
+		return s.RunStdio(cmd.Context(), io.NopCloser(cmd.InOrStdin()), nopWriteCloser{cmd.OutOrStdout()})
+	}
+	return f.serveHTTP(cmd, s, status)
+}
+
+// serveHTTP serves s on --http until the command's context ends. The
+// status line comes once the address is known to be served: an address
+// refused is then the only line.
+func (f *mcpFlags) serveHTTP(cmd *cobra.Command, s *mcpserver.Server, status func()) error {
+	err := s.ListenAndServe(cmd.Context(), f.httpAddr, mcpserver.HTTPOptions{Token: os.Getenv(tokenEnv)}, func(url string) {
+		status()
+		fmt.Fprintf(cmd.ErrOrStderr(), "baton: mcp: serving %s\n", url)
+	})
+	if errors.Is(err, mcpserver.ErrTokenRequired) {
+		return usageErrorf("mcp: --http %s is not a loopback address: set %s to the bearer token clients must send", f.httpAddr, tokenEnv)
+	}
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	return nil
 }
 
 // nopWriteCloser lets the protocol close its side without closing the

@@ -243,6 +243,15 @@ func startMCPHTTP(t *testing.T, bin, root, token string) string {
 // contract and the fixtures, and calls each tool once.
 func runInspectorSuite(t *testing.T, insp, bin, root string, target []string) {
 	env := inspectorEnv(t, insp, bin)
+	listed := inspectorTools(t, insp, root, env, target)
+	callInspectorTools(t, insp, root, env, target, listed)
+	checkInspectorPrompts(t, insp, root, env, target)
+}
+
+// inspectorTools lists the tools through the Inspector, strictly, and
+// checks the contract's tools are among them.
+func inspectorTools(t *testing.T, insp, root string, env, target []string) []string {
+	t.Helper()
 	out, errOut, code := runInspector(t, insp, root, env, target, "--method", "tools/list", "--strict")
 	if code != 0 {
 		t.Fatalf("tools/list --strict: exit %d\nstderr:\n%s", code, errOut)
@@ -277,6 +286,13 @@ func runInspectorSuite(t *testing.T, insp, bin, root string, target []string) {
 	if len(missing) > 0 {
 		t.Errorf("tools named in the contract but missing from tools/list: %s", strings.Join(missing, ", "))
 	}
+	return listed
+}
+
+// callInspectorTools calls each listed tool with its fixture's arguments
+// and checks its structured result.
+func callInspectorTools(t *testing.T, insp, root string, env, target, listed []string) {
+	t.Helper()
 	fixtures := mcpToolFixtures()
 	for _, name := range listed {
 		fx, ok := fixtures[name]
@@ -306,7 +322,13 @@ func runInspectorSuite(t *testing.T, insp, bin, root string, target []string) {
 			fx.check(t, root, res.Result.StructuredContent)
 		})
 	}
-	out, errOut, code = runInspector(t, insp, root, env, target, "--method", "prompts/list")
+}
+
+// checkInspectorPrompts: every prompt of the contract is listed, and
+// getting it puts the task in its messages.
+func checkInspectorPrompts(t *testing.T, insp, root string, env, target []string) {
+	t.Helper()
+	out, errOut, code := runInspector(t, insp, root, env, target, "--method", "prompts/list")
 	var prompts struct {
 		Result struct {
 			Prompts []struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +10,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/baton-dev/baton/history"
+	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/pricing"
 	"github.com/baton-dev/baton/runlock"
 	"github.com/baton-dev/baton/runner"
@@ -138,61 +141,16 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	if f.dryRun {
 		return printRunPlan(out, wf, f.models.model)
 	}
-	if f.maxTurns < 1 || f.concurrency < 1 {
-		return usageErrorf("--max-turns and --concurrency must be at least 1")
-	}
-	if f.agentTimeout <= 0 {
-		return usageErrorf("--agent-timeout must be positive")
-	}
-	if cmd.Flags().Changed("max-steps") && f.maxSteps < 1 {
-		return usageErrorf("--max-steps must be at least 1")
-	}
-	var open runner.EngineOpener
-	switch f.engine {
-	case "local":
-	case "dbos":
-		if f.agentCmd != "" || (!cmd.Flags().Changed("agent-cmd") && wf.AgentCmd != "") {
-			return usageErrorf("--engine dbos records a step's model and tool calls; a step run by an agent command makes none that baton sees")
-		}
-		url, err := databaseURL(f.databaseURL)
-		if err != nil {
-			return err
-		}
-		open = runEngine(url)
-	default:
-		return usageErrorf("--engine must be local or dbos, not %q", f.engine)
-	}
-	var info runner.RunInfo
-	unfinished := false
-	if resume || !f.fresh {
-		if info, unfinished, err = runner.UnfinishedRun(wf); err != nil {
-			return err
-		}
-	}
-	resuming := resume || (unfinished && !f.fresh)
-	// A workspace another process is running is refused before anything
-	// is said about resuming it; the runner's own lock is what guards it.
-	if err := runlock.Check(wf.Dir); err != nil {
+	if err := checkRunLimits(cmd, f); err != nil {
 		return err
 	}
-	if cmd.Flags().Changed("agent-cmd") {
-		if resuming && unfinished {
-			fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
-		}
-	} else {
-		// The command comes from the workflow file, never from
-		// current.json: anything under .baton/ may have been written by an
-		// agent, and a resume must not run what an agent chose.
-		f.agentCmd = wf.AgentCmd
-		if resuming && unfinished {
-			if info.AgentCmd != f.agentCmd {
-				return fmt.Errorf("run %s started with %s; without --agent-cmd it would resume with %s, since %s; pass --agent-cmd explicitly to choose the command",
-					info.ID, describeAgent(info.AgentCmd), describeAgent(f.agentCmd), agentSource(wf))
-			}
-			fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
-		} else if f.agentCmd != "" {
-			fmt.Fprintf(stderr, "baton: running each step with agent command %q (agent_cmd in %s)\n", f.agentCmd, filepath.Base(wf.Path))
-		}
+	open, err := engineOpener(cmd, f, wf)
+	if err != nil {
+		return err
+	}
+	resuming, err := chooseAgent(cmd, &f, wf, resume, stderr)
+	if err != nil {
+		return err
 	}
 	// Traces go out only when an OTLP endpoint is set.
 	tracer, flush, err := startTelemetry(ctx, stderr)
@@ -211,19 +169,8 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	// lines are written above its live line.
 	cfg.Log, cfg.Progress = prog.logWriter(), prog.event
 	if f.agentCmd == "" { // an external agent brings its own model
-		// Ollama is asked to run every request with the workflow's
-		// declared window (capped by what the model supports).
-		f.models.window = wf.WindowTokens
-		model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
-		if err != nil {
+		if err := runModel(ctx, &cfg, &f, tracer, stderr); err != nil {
 			return err
-		}
-		cfg.Model, cfg.ModelName, cfg.Provider = telemetry.Model(model, tracer, sel.Provider, telemetry.CaptureContent(os.Getenv)), sel.Model, sel.Provider
-		if sel.Window > 0 {
-			cfg.ServerWindow = sel.Window
-			if wf.WindowTokens > sel.Window {
-				fmt.Fprintf(stderr, "baton: warning: window_tokens %d is more than %s supports; every request is checked against its %d tokens\n", wf.WindowTokens, sel.Model, sel.Window)
-			}
 		}
 	}
 	cfg.Trace = telemetry.Run(tracer, cfg.Provider, telemetry.CaptureContent(os.Getenv))
@@ -237,12 +184,111 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 		res, err = runner.Run(ctx, cfg)
 	}
 	prog.close()
+	return runOutcome(cmd, f, wf, res, err)
+}
+
+// checkRunLimits refuses limits a run could not go on with.
+func checkRunLimits(cmd *cobra.Command, f runFlags) error {
+	if f.maxTurns < 1 || f.concurrency < 1 {
+		return usageErrorf("--max-turns and --concurrency must be at least 1")
+	}
+	if f.agentTimeout <= 0 {
+		return usageErrorf("--agent-timeout must be positive")
+	}
+	if cmd.Flags().Changed("max-steps") && f.maxSteps < 1 {
+		return usageErrorf("--max-steps must be at least 1")
+	}
+	return nil
+}
+
+// engineOpener is the engine --engine names: nil for the in-process one.
+func engineOpener(cmd *cobra.Command, f runFlags, wf *workflow.Workflow) (runner.EngineOpener, error) {
+	switch f.engine {
+	case "local":
+		return nil, nil
+	case "dbos":
+		if f.agentCmd != "" || (!cmd.Flags().Changed("agent-cmd") && wf.AgentCmd != "") {
+			return nil, usageErrorf("--engine dbos records a step's model and tool calls; a step run by an agent command makes none that baton sees")
+		}
+		url, err := databaseURL(f.databaseURL)
+		if err != nil {
+			return nil, err
+		}
+		return runEngine(url), nil
+	default:
+		return nil, usageErrorf("--engine must be local or dbos, not %q", f.engine)
+	}
+}
+
+// chooseAgent decides whether the run resumes and which agent command runs
+// its steps (into f.agentCmd), and says so on stderr.
+func chooseAgent(cmd *cobra.Command, f *runFlags, wf *workflow.Workflow, resume bool, stderr io.Writer) (resuming bool, err error) {
+	var info runner.RunInfo
+	unfinished := false
+	if resume || !f.fresh {
+		if info, unfinished, err = runner.UnfinishedRun(wf); err != nil {
+			return false, err
+		}
+	}
+	resuming = resume || (unfinished && !f.fresh)
+	// A workspace another process is running is refused before anything
+	// is said about resuming it; the runner's own lock is what guards it.
+	if err := runlock.Check(wf.Dir); err != nil {
+		return false, err
+	}
+	if cmd.Flags().Changed("agent-cmd") {
+		if resuming && unfinished {
+			fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
+		}
+		return resuming, nil
+	}
+	// The command comes from the workflow file, never from current.json:
+	// anything under .baton/ may have been written by an agent, and a
+	// resume must not run what an agent chose.
+	f.agentCmd = wf.AgentCmd
+	if resuming && unfinished {
+		if info.AgentCmd != f.agentCmd {
+			return false, fmt.Errorf("run %s started with %s; without --agent-cmd it would resume with %s, since %s; pass --agent-cmd explicitly to choose the command",
+				info.ID, describeAgent(info.AgentCmd), describeAgent(f.agentCmd), agentSource(wf))
+		}
+		fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
+	} else if f.agentCmd != "" {
+		fmt.Fprintf(stderr, "baton: running each step with agent command %q (agent_cmd in %s)\n", f.agentCmd, filepath.Base(wf.Path))
+	}
+	return resuming, nil
+}
+
+// runModel puts the model the flags choose into cfg, traced, with the
+// window its server reports.
+func runModel(ctx context.Context, cfg *runner.Config, f *runFlags, tracer trace.Tracer, stderr io.Writer) error {
+	wf := cfg.Workflow
+	// Ollama is asked to run every request with the workflow's declared
+	// window (capped by what the model supports).
+	f.models.window = wf.WindowTokens
+	model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
+	if err != nil {
+		return err
+	}
+	cfg.Model, cfg.ModelName, cfg.Provider = telemetry.Model(model, tracer, sel.Provider, telemetry.CaptureContent(os.Getenv)), sel.Model, sel.Provider
+	if sel.Window > 0 {
+		cfg.ServerWindow = sel.Window
+		if wf.WindowTokens > sel.Window {
+			fmt.Fprintf(stderr, "baton: warning: window_tokens %d is more than %s supports; every request is checked against its %d tokens\n", wf.WindowTokens, sel.Model, sel.Window)
+		}
+	}
+	return nil
+}
+
+// runOutcome indexes a run that began, and says how it ended: its summary,
+// or how to go on.
+func runOutcome(cmd *cobra.Command, f runFlags, wf *workflow.Workflow, res *runner.Result, err error) error {
+	stderr, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	started := res != nil && res.RunID != ""
 	if started {
 		// Interrupted, failed or done: every run that began is in the history.
-		indexRun(stderr, filepath.Join(wf.Dir, ".baton", "runs", res.RunID))
+		indexRun(stderr, batondir.At(wf.Dir).Run(res.RunID))
 	}
-	if started && err != nil && ctx.Err() != nil {
+	if started && err != nil && cmd.Context().Err() != nil {
 		// Ctrl-C or SIGTERM: one line, and the exit code says the rest.
 		fmt.Fprintf(stderr, "baton: interrupted: %s; resume with: baton resume --workflow %s%s\n", stoppedAt(res, err), f.workflow, f.engineFlag())
 		return withCode(exitInterrupted, nil)
@@ -250,7 +296,7 @@ func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	if started {
 		fmt.Fprintf(stderr, "baton: run %s: %d steps, %d resets, %d calls answered from journals; usage %d input, %d output tokens%s\n",
 			res.RunID, res.Steps, res.Resets, res.Replayed, res.Usage.InputTokens, res.Usage.OutputTokens,
-			runCost(filepath.Join(wf.Dir, ".baton", "runs", res.RunID)))
+			runCost(batondir.At(wf.Dir).Run(res.RunID)))
 	}
 	if err != nil {
 		if errors.Is(err, runner.ErrMaxSteps) || !started {

@@ -139,33 +139,118 @@ func killAndResumeDBOSWith(t *testing.T, sig syscall.Signal, hold func(llmtest.R
 	srv := pgtest.Start(t)
 	url := srv.URL("baton_run")
 	bin := buildBaton(t)
+	local := uninterruptedLocalRun(t)
 
-	// The uninterrupted local run, for the workspace and the usage.
-	localDir := exampleWorkspace(t)
-	var localCalls bodyCounter
-	ls := llmtest.NewServer(t, localCalls.wrap(llmtest.Func(workScript)))
-	if code, _, errOut := runBaton(t, "", "run", "--workflow", filepath.Join(localDir, "baton.yaml"), "--provider", "openai", "--base-url", ls.OpenAIBaseURL(), "--concurrency", "1"); code != exitOK {
-		t.Fatalf("the uninterrupted run: exit %d\n%s", code, errOut)
-	}
-	wantFiles := outcome(t, localDir)
-	wantIn, wantOut := runUsage(t, localDir)
+	d := &dbosKill{bin: bin, dir: exampleWorkspace(t), a: newAsked()}
+	d.wf = filepath.Join(d.dir, "baton.yaml")
+	d.a.hold = hold
+	d.s = llmtest.NewServer(t, d.calls.wrap(d.a.rule()))
+	defer d.release()
+	d.args = []string{"--workflow", d.wf, "--provider", "openai", "--base-url", d.s.OpenAIBaseURL(), "--concurrency", "1", "--engine", "dbos", "--database-url", url}
+	sentBefore := d.stopFirst(t, sig)
 
-	dir := exampleWorkspace(t)
-	wf := filepath.Join(dir, "baton.yaml")
-	a := newAsked()
-	a.hold = hold
-	var calls bodyCounter
-	s := llmtest.NewServer(t, calls.wrap(a.rule()))
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(a.release)
+	// The step's write_file ran before the kill; an edit now would be
+	// overwritten if the resumed step ran it again.
+	const edited = "print('edited between the processes')\n"
+	if edit {
+		if err := os.WriteFile(filepath.Join(d.dir, "app", "greet.py"), []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	defer release()
-	args := []string{"--workflow", wf, "--provider", "openai", "--base-url", s.OpenAIBaseURL(), "--concurrency", "1", "--engine", "dbos", "--database-url", url}
-	first := exec.Command(bin, append([]string{"run"}, args...)...)
+	runID := filepath.Base(onlyRun(t, d.dir))
+	item := runner.StepItemID(runID, seq)
+	if st := itemStatus(t, url, item); st == "SUCCESS" || st == "" {
+		t.Fatalf("step %d's item is %q after the %v, want it unfinished", seq, st, sig)
+	}
+	t.Logf("step %d's item after %v: %s", seq, sig, itemStatus(t, url, item))
+	d.refuseLocalResume(t)
+	secondErr := d.resumeInSecond(t, sentBefore)
+
+	d.a.check(t)
+	if tw := d.calls.twice(); len(tw) != 1 {
+		t.Errorf("%d request bodies were sent more than once, want 1 (the one in flight at the kill)", len(tw))
+	}
+	if got := stepStarts(t, d.dir)[skill]; len(got) != 2 || got[0] != fmt.Sprint(seq) || got[1] != fmt.Sprint(seq) {
+		t.Errorf("step %s started as %v, want it resumed under its number %d", skill, got, seq)
+	}
+	if !strings.Contains(secondErr, fmt.Sprintf(" %d calls answered from journals", want.replayed)) {
+		t.Errorf("the resume did not say it answered the step's %d recorded calls:\n%s", want.replayed, secondErr)
+	}
+	if edit {
+		if got, _ := os.ReadFile(filepath.Join(d.dir, "app", "greet.py")); string(got) != edited {
+			t.Errorf("app/greet.py = %q: the step's write_file ran again over the edit", got)
+		}
+	}
+	local.compare(t, d, edit)
+	checkDBOSItem(t, url, item, filepath.Join(d.dir, ".baton", "runs", runID), seq, want)
+}
+
+// localRun is what an uninterrupted run on the local engine leaves: the
+// workspace's files, the usage its record counts, the requests it sent.
+type localRun struct {
+	files   map[string]string
+	in, out int64
+	calls   bodyCounter
+}
+
+// uninterruptedLocalRun runs the example workflow on the local engine.
+func uninterruptedLocalRun(t *testing.T) *localRun {
+	t.Helper()
+	l := &localRun{}
+	dir := exampleWorkspace(t)
+	ls := llmtest.NewServer(t, l.calls.wrap(llmtest.Func(workScript)))
+	if code, _, errOut := runBaton(t, "", "run", "--workflow", filepath.Join(dir, "baton.yaml"), "--provider", "openai", "--base-url", ls.OpenAIBaseURL(), "--concurrency", "1"); code != exitOK {
+		t.Fatalf("the uninterrupted run: exit %d\n%s", code, errOut)
+	}
+	l.files = outcome(t, dir)
+	l.in, l.out = runUsage(t, dir)
+	return l
+}
+
+// compare holds the resumed run's workspace, usage and requests to the
+// local run's: nothing lost, nothing paid twice.
+func (l *localRun) compare(t *testing.T, d *dbosKill, edit bool) {
+	t.Helper()
+	got := outcome(t, d.dir)
+	for f, w := range l.files {
+		if f == "app/greet.py" && edit {
+			continue // the test's own edit, checked apart
+		}
+		if got[f] != w {
+			t.Errorf("%s differs from an uninterrupted local run's:\n--- resumed\n%s\n--- local\n%s", f, got[f], w)
+		}
+	}
+	if in, out := runUsage(t, d.dir); in != l.in || out != l.out {
+		t.Errorf("the run record counts %d input and %d output tokens, want the local run's %d and %d: a call was paid twice or lost", in, out, l.in, l.out)
+	}
+	if n := l.calls.total(); d.calls.total() != n+1 {
+		t.Errorf("the fake was sent %d requests over both processes, want the local run's %d plus the one in flight at the kill", d.calls.total(), n)
+	}
+}
+
+// dbosKill is a dbos run stopped in one process and resumed in another.
+type dbosKill struct {
+	bin, dir, wf string
+	args         []string // run's and resume's flags
+	a            *asked
+	s            *llmtest.Server
+	calls        bodyCounter
+	released     bool
+}
+
+// release lets the held request go on (it fails at once).
+func (d *dbosKill) release() {
+	if !d.released {
+		d.released = true
+		close(d.a.release)
+	}
+}
+
+// stopFirst starts the run in a process and stops it with sig when the held
+// request arrives; it returns the requests sent by then.
+func (d *dbosKill) stopFirst(t *testing.T, sig syscall.Signal) int {
+	t.Helper()
+	first := exec.Command(d.bin, append([]string{"run"}, d.args...)...)
 	first.Env = append(os.Environ(), "OPENAI_API_KEY=k")
 	var firstErr bytes.Buffer
 	first.Stderr = &firstErr
@@ -173,57 +258,52 @@ func killAndResumeDBOSWith(t *testing.T, sig syscall.Signal, hold func(llmtest.R
 		t.Fatal(err)
 	}
 	select {
-	case <-a.arrived:
+	case <-d.a.arrived:
 	case <-time.After(90 * time.Second):
 		first.Process.Kill()
 		first.Wait()
 		t.Fatalf("the run never reached the request to kill it at\n%s", firstErr.String())
 	}
-	sentBefore := calls.total()
+	sentBefore := d.calls.total()
 	first.Process.Signal(sig)
 	if sig == syscall.SIGKILL {
 		if err := first.Wait(); err == nil || !first.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
 			t.Fatalf("the first process was not killed: %v\n%s", first.ProcessState, firstErr.String())
 		}
-		release()
-	} else {
-		release() // the held request fails at once rather than waits
-		first.Wait()
-		if code := first.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(firstErr.String(), "resume with: baton resume --workflow "+wf+" --engine dbos\n") {
-			t.Fatalf("after %v the run ended with exit %d, want %d and a line naming --engine dbos:\n%s", sig, code, exitInterrupted, firstErr.String())
-		}
+		d.release()
+		return sentBefore
 	}
+	d.release() // the held request fails at once rather than waits
+	first.Wait()
+	if code := first.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(firstErr.String(), "resume with: baton resume --workflow "+d.wf+" --engine dbos\n") {
+		t.Fatalf("after %v the run ended with exit %d, want %d and a line naming --engine dbos:\n%s", sig, code, exitInterrupted, firstErr.String())
+	}
+	return sentBefore
+}
 
-	// The step's write_file ran before the kill; an edit now would be
-	// overwritten if the resumed step ran it again.
-	const edited = "print('edited between the processes')\n"
-	if edit {
-		if err := os.WriteFile(filepath.Join(dir, "app", "greet.py"), []byte(edited), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	runID := filepath.Base(onlyRun(t, dir))
-	item := runner.StepItemID(runID, seq)
-	if st := itemStatus(t, url, item); st == "SUCCESS" || st == "" {
-		t.Fatalf("step %d's item is %q after the %v, want it unfinished", seq, st, sig)
-	}
-	t.Logf("step %d's item after %v: %s", seq, sig, itemStatus(t, url, item))
-
-	// A resume on the local engine would find none of the step's calls
-	// in its journal and pay them again: it is refused, and sends nothing.
-	sent := calls.total()
-	code, _, errOut := runBaton(t, "", "resume", "--workflow", wf, "--provider", "openai", "--base-url", s.OpenAIBaseURL(), "--concurrency", "1")
+// refuseLocalResume: a resume on the local engine would find none of the
+// step's calls in its journal and pay them again, so it is refused, and
+// sends nothing.
+func (d *dbosKill) refuseLocalResume(t *testing.T) {
+	t.Helper()
+	sent := d.calls.total()
+	code, _, errOut := runBaton(t, "", "resume", "--workflow", d.wf, "--provider", "openai", "--base-url", d.s.OpenAIBaseURL(), "--concurrency", "1")
 	if code == exitOK || !strings.Contains(errOut, "resume it with --engine dbos") {
 		t.Errorf("a local resume of the dbos run: exit %d, want it refused naming --engine dbos:\n%s", code, errOut)
 	}
-	if calls.total() != sent {
-		t.Errorf("the refused local resume sent %d requests", calls.total()-sent)
+	if d.calls.total() != sent {
+		t.Errorf("the refused local resume sent %d requests", d.calls.total()-sent)
 	}
+}
 
-	a.mu.Lock()
-	a.hold = nil
-	a.mu.Unlock()
-	second := exec.Command(bin, append([]string{"resume"}, args...)...)
+// resumeInSecond resumes the run on the dbos engine in a second process,
+// which must finish it; it returns that process's standard error.
+func (d *dbosKill) resumeInSecond(t *testing.T, sentBefore int) string {
+	t.Helper()
+	d.a.mu.Lock()
+	d.a.hold = nil
+	d.a.mu.Unlock()
+	second := exec.Command(d.bin, append([]string{"resume"}, d.args...)...)
 	second.Env = append(os.Environ(), "OPENAI_API_KEY=k")
 	var secondOut, secondErr bytes.Buffer
 	second.Stdout, second.Stderr = &secondOut, &secondErr
@@ -243,44 +323,18 @@ func killAndResumeDBOSWith(t *testing.T, sig syscall.Signal, hold func(llmtest.R
 		t.Fatalf("the resume did not end within 60s\n%s", secondErr.String())
 	}
 	took := time.Since(start)
-	t.Logf("resume in a second process: %v for the rest of the run (%d requests before the kill, %d in all)", took.Round(time.Millisecond), sentBefore, calls.total())
+	t.Logf("resume in a second process: %v for the rest of the run (%d requests before the kill, %d in all)", took.Round(time.Millisecond), sentBefore, d.calls.total())
 	if got := strings.TrimSpace(secondOut.String()); got != "REPORT: the --shout flag is in." {
 		t.Fatalf("resume printed %q\n%s", got, secondErr.String())
 	}
+	return secondErr.String()
+}
 
-	a.check(t)
-	if tw := calls.twice(); len(tw) != 1 {
-		t.Errorf("%d request bodies were sent more than once, want 1 (the one in flight at the kill)", len(tw))
-	}
-	if got := stepStarts(t, dir)[skill]; len(got) != 2 || got[0] != fmt.Sprint(seq) || got[1] != fmt.Sprint(seq) {
-		t.Errorf("step %s started as %v, want it resumed under its number %d", skill, got, seq)
-	}
-	if !strings.Contains(secondErr.String(), fmt.Sprintf(" %d calls answered from journals", want.replayed)) {
-		t.Errorf("the resume did not say it answered the step's %d recorded calls:\n%s", want.replayed, secondErr.String())
-	}
-	if edit {
-		if got, _ := os.ReadFile(filepath.Join(dir, "app", "greet.py")); string(got) != edited {
-			t.Errorf("app/greet.py = %q: the step's write_file ran again over the edit", got)
-		}
-	}
-	got := outcome(t, dir)
-	for f, w := range wantFiles {
-		if f == "app/greet.py" && edit {
-			continue // the test's own edit, checked above
-		}
-		if got[f] != w {
-			t.Errorf("%s differs from an uninterrupted local run's:\n--- resumed\n%s\n--- local\n%s", f, got[f], w)
-		}
-	}
-	if in, out := runUsage(t, dir); in != wantIn || out != wantOut {
-		t.Errorf("the run record counts %d input and %d output tokens, want the local run's %d and %d: a call was paid twice or lost", in, out, wantIn, wantOut)
-	}
-	if n := localCalls.total(); calls.total() != n+1 {
-		t.Errorf("the fake was sent %d requests over both processes, want the local run's %d plus the one in flight at the kill", calls.total(), n)
-	}
-
-	// The engine, not the journal, holds step 3's own calls: its item has
-	// every model call and tool call as a step, and the journal none.
+// checkDBOSItem: the engine, not the journal, holds the step's own calls:
+// its item has every model call and tool call as a step, and the journal
+// only what ran inside its tool calls (the sub-agents').
+func checkDBOSItem(t *testing.T, url, item, runDir string, seq int, want dbosCounts) {
+	t.Helper()
 	names := itemSteps(t, url, item)
 	var gotModel, gotTool int
 	for _, n := range names {
@@ -297,12 +351,10 @@ func killAndResumeDBOSWith(t *testing.T, sig syscall.Signal, hold func(llmtest.R
 	if st := itemStatus(t, url, item); st != "SUCCESS" {
 		t.Errorf("step %d's item is %q, want SUCCESS", seq, st)
 	}
-	journals, _ := filepath.Glob(filepath.Join(dir, ".baton", "runs", runID, "steps", fmt.Sprintf("%03d-*.jsonl", seq)))
+	journals, _ := filepath.Glob(filepath.Join(runDir, "steps", fmt.Sprintf("%03d-*.jsonl", seq)))
 	if len(journals) != 1 {
 		t.Fatalf("%d journals of step %d, want 1", len(journals), seq)
 	}
-	// The step's own calls are the engine's record; the journal holds
-	// only what ran inside its tool calls (the sub-agents').
 	data, _ := os.ReadFile(journals[0])
 	if c, tl := bytes.Count(data, []byte(`"kind":"call"`)), bytes.Count(data, []byte(`"kind":"tool"`)); c != want.journalCalls || tl != want.journalTools {
 		t.Errorf("step %d's journal holds %d model calls and %d tool calls, want %d and %d (the sub-agents')", seq, c, tl, want.journalCalls, want.journalTools)

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/runner"
 )
 
@@ -163,42 +164,10 @@ func (p *runProgress) event(e runner.ProgressEvent) {
 	case runner.ProgressTurnStart:
 		c.turn, c.ctx, c.thresh = e.Turn, e.ContextTokens, e.ThresholdTokens
 		c.activity = "waiting for the model"
-	case runner.ProgressToolStart:
-		c.activity = clean(e.Tool)
-		if d := clean(e.Detail); d != "" {
-			c.activity += " " + d
-		}
-		// Sub-agents are counted per tool call (dispatch_agents,
-		// delegate_task).
-		c.agents, c.running, c.done, c.failed = 0, 0, 0, 0
-		if !p.live {
-			ctx := ""
-			if c.thresh > 0 {
-				ctx = " (" + c.context() + ")"
-			}
-			p.plainf("%s: turn %d: %s%s", c.title(), c.turn, c.activity, ctx)
-		}
-	case runner.ProgressToolEnd:
-		c.activity = "working"
-		c.agents = 0
-		if e.Failed && !p.live {
-			p.plainf("%s: turn %d: %s returned an error to the model", c.title(), c.turn, clean(e.Tool))
-		}
-	case runner.ProgressSubagentStart:
-		c.agents = e.Agents
-		c.running++
-	case runner.ProgressSubagentEnd:
-		c.agents = e.Agents
-		c.running = max(c.running-1, 0)
-		c.done++
-		status := "done"
-		if e.Failed {
-			c.failed++
-			status = "failed"
-		}
-		if !p.live {
-			p.plainf("%s: sub-agent %d of %d %s (%d of %d finished)", c.title(), e.Agent, e.Agents, status, c.done, e.Agents)
-		}
+	case runner.ProgressToolStart, runner.ProgressToolEnd:
+		p.toolEvent(c, e)
+	case runner.ProgressSubagentStart, runner.ProgressSubagentEnd:
+		p.subagentEvent(c, e)
 	case runner.ProgressAgentStart:
 		c.activity = "agent command running"
 		if !p.live {
@@ -210,29 +179,79 @@ func (p *runProgress) event(e runner.ProgressEvent) {
 	case runner.ProgressReset:
 		c.activity = "context reset to a fresh session"
 	case runner.ProgressStepEnd:
-		// The runner's log has already said where the run goes next.
-		line := fmt.Sprintf("%s done in %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
-		mark := "✓ "
-		switch {
-		case errors.Is(e.Err, context.Canceled):
-			// Interrupted (Ctrl-C): the step did not fail, it stopped.
-			line = fmt.Sprintf("%s stopped after %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
-			mark = "■ "
-		case e.Err != nil:
-			line = fmt.Sprintf("%s failed after %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
-			mark = "✗ "
-		}
-		if p.live {
-			p.finish(mark + line)
-		} else {
-			p.plainf("%s", line)
-		}
-		p.cur = nil
+		p.stepEnded(c, e)
 		return
 	}
 	if p.live {
 		p.draw()
 	}
+}
+
+// toolEvent follows a tool call of the current step.
+func (p *runProgress) toolEvent(c *stepLine, e runner.ProgressEvent) {
+	if e.Kind == runner.ProgressToolEnd {
+		c.activity = "working"
+		c.agents = 0
+		if e.Failed && !p.live {
+			p.plainf("%s: turn %d: %s returned an error to the model", c.title(), c.turn, clean(e.Tool))
+		}
+		return
+	}
+	c.activity = clean(e.Tool)
+	if d := clean(e.Detail); d != "" {
+		c.activity += " " + d
+	}
+	// Sub-agents are counted per tool call (dispatch_agents,
+	// delegate_task).
+	c.agents, c.running, c.done, c.failed = 0, 0, 0, 0
+	if !p.live {
+		ctx := ""
+		if c.thresh > 0 {
+			ctx = " (" + c.context() + ")"
+		}
+		p.plainf("%s: turn %d: %s%s", c.title(), c.turn, c.activity, ctx)
+	}
+}
+
+// subagentEvent counts the sub-agents of the current tool call.
+func (p *runProgress) subagentEvent(c *stepLine, e runner.ProgressEvent) {
+	c.agents = e.Agents
+	if e.Kind == runner.ProgressSubagentStart {
+		c.running++
+		return
+	}
+	c.running = max(c.running-1, 0)
+	c.done++
+	status := "done"
+	if e.Failed {
+		c.failed++
+		status = "failed"
+	}
+	if !p.live {
+		p.plainf("%s: sub-agent %d of %d %s (%d of %d finished)", c.title(), e.Agent, e.Agents, status, c.done, e.Agents)
+	}
+}
+
+// stepEnded writes the step's last line: done, stopped or failed. The
+// runner's log has already said where the run goes next.
+func (p *runProgress) stepEnded(c *stepLine, e runner.ProgressEvent) {
+	line := fmt.Sprintf("%s done in %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
+	mark := "✓ "
+	switch {
+	case errors.Is(e.Err, context.Canceled):
+		// Interrupted (Ctrl-C): the step did not fail, it stopped.
+		line = fmt.Sprintf("%s stopped after %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
+		mark = "■ "
+	case e.Err != nil:
+		line = fmt.Sprintf("%s failed after %s · %s · %s", c.title(), dur(e.Elapsed), plural(e.Turns, "turn"), usageText(e))
+		mark = "✗ "
+	}
+	if p.live {
+		p.finish(mark + line)
+	} else {
+		p.plainf("%s", line)
+	}
+	p.cur = nil
 }
 
 // retry is the model's retry notice (modelFlags.onRetry): it goes on the
@@ -255,7 +274,7 @@ func (p *runProgress) retry(attempt int, wait time.Duration, err error) {
 		fmt.Fprintf(p.w, "%s%s; retrying in %s\n", where, notice, wait.Round(time.Millisecond))
 		return
 	}
-	p.cur.retry, p.cur.retryAt = clip(notice, 60), p.now().Add(wait)
+	p.cur.retry, p.cur.retryAt = textclip.Width(notice, 60), p.now().Add(wait)
 	p.draw()
 }
 
@@ -335,7 +354,7 @@ func (p *runProgress) line(width int) string {
 	if c.thresh > 0 {
 		segs = append(segs, segment{fmt.Sprintf("context %s/%s (%d%%)", kTokens(c.ctx), kTokens(c.thresh), 100*c.ctx/c.thresh), " · ", 1})
 	}
-	act := clip(c.activity, 50)
+	act := textclip.Width(c.activity, 50)
 	if c.agents > 0 {
 		act = fmt.Sprintf("sub-agents: %d running, %d/%d done", c.running, c.done, c.agents)
 		if c.failed > 0 {
@@ -430,12 +449,4 @@ func clean(s string) string {
 		return r
 	}, s)
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// clip cuts s to n runes, marking the cut.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

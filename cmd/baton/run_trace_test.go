@@ -120,6 +120,59 @@ func eventAttrs(e *tracepb.Span_Event) map[string]int64 {
 	return m
 }
 
+// runSpans are the spans a run exported, by kind, and the run log's events
+// they are held against.
+type runSpans struct {
+	all                            []*tracepb.Span
+	byID                           map[string]*tracepb.Span
+	root                           *tracepb.Span
+	steps, subagents, tools, chats []*tracepb.Span
+	events                         []runlog.Event
+	journalled                     []string // tool call ids of the step journals
+	starts, boundaries, resets     []runlog.Event
+	calls                          []llm.Usage // the run log's model_call usage
+}
+
+// collectRunSpans sorts the spans received by kind and the run log's events
+// by type.
+func collectRunSpans(t *testing.T, rcv *otlpReceiver, dir string) *runSpans {
+	t.Helper()
+	r := &runSpans{}
+	r.events, r.journalled = runLog(t, dir)
+	r.all, r.byID = received(rcv)
+	for _, sp := range r.all {
+		switch op := strAttr(sp, telemetry.AttrOperationName); {
+		case op == telemetry.OpInvokeWorkflow:
+			if r.root != nil {
+				t.Fatalf("two workflow spans: %v", names(r.all))
+			}
+			r.root = sp
+		case op == telemetry.OpInvokeAgent && attrs(sp)[telemetry.AttrSubagentIndex] != nil:
+			r.subagents = append(r.subagents, sp)
+		case op == telemetry.OpInvokeAgent:
+			r.steps = append(r.steps, sp)
+		case op == telemetry.OpExecuteTool:
+			r.tools = append(r.tools, sp)
+		case op == telemetry.OpChat:
+			r.chats = append(r.chats, sp)
+		}
+	}
+	for _, e := range r.events {
+		switch e.Type {
+		case runlog.StepStart:
+			r.starts = append(r.starts, e)
+		case runlog.BoundaryEvaluation:
+			r.boundaries = append(r.boundaries, e)
+		case runlog.Reset:
+			r.resets = append(r.resets, e)
+		case runlog.ModelCall:
+			r.calls = append(r.calls, llm.Usage{InputTokens: int64(e.Usage.InputTokens), OutputTokens: int64(e.Usage.OutputTokens),
+				CacheReadInputTokens: int64(e.Usage.CacheReadTokens), CacheCreationInputTokens: int64(e.Usage.CacheWriteTokens)})
+		}
+	}
+	return r
+}
+
 func TestRunExportsGenAITraces(t *testing.T) {
 	isolateEnv(t)
 	rcv, otlp := newOTLPReceiver(t)
@@ -138,85 +191,70 @@ func TestRunExportsGenAITraces(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstderr: %s", code, errOut)
 	}
-	events, journalled := runLog(t, dir)
-	spans, byID := received(rcv)
+	r := collectRunSpans(t, rcv, dir)
+	if r.root == nil || r.root.Name != "invoke_workflow greet-shout-flag" {
+		t.Fatalf("no workflow span: %v", names(r.all))
+	}
+	runID := r.events[0].Run
+	if strAttr(r.root, telemetry.AttrRunID) != runID || strAttr(r.root, telemetry.AttrWorkflowName) != "greet-shout-flag" || strAttr(r.root, telemetry.AttrProviderName) != "anthropic" {
+		t.Errorf("workflow span attributes %v", attrs(r.root))
+	}
+	checkStepSpans(t, r)
+	checkChatSpans(t, r)
+	checkToolSpans(t, r)
+	checkResetEvents(t, r)
+	if intAttr(t, r.root, telemetry.AttrSteps) != 4 || intAttr(t, r.root, telemetry.AttrResets) != 1 {
+		t.Errorf("workflow span: steps %d resets %d", intAttr(t, r.root, telemetry.AttrSteps), intAttr(t, r.root, telemetry.AttrResets))
+	}
+	var total llm.Usage
+	for _, u := range r.calls {
+		total = total.Add(u)
+	}
+	if got := spanUsage(t, r.root); got != total {
+		t.Errorf("workflow span usage %+v, run log's calls %+v", got, total)
+	}
+}
 
-	var root *tracepb.Span
-	var steps, subagents, tools, chats []*tracepb.Span
-	for _, sp := range spans {
-		switch op := strAttr(sp, telemetry.AttrOperationName); {
-		case op == telemetry.OpInvokeWorkflow:
-			if root != nil {
-				t.Fatalf("two workflow spans: %v", names(spans))
-			}
-			root = sp
-		case op == telemetry.OpInvokeAgent && attrs(sp)[telemetry.AttrSubagentIndex] != nil:
-			subagents = append(subagents, sp)
-		case op == telemetry.OpInvokeAgent:
-			steps = append(steps, sp)
-		case op == telemetry.OpExecuteTool:
-			tools = append(tools, sp)
-		case op == telemetry.OpChat:
-			chats = append(chats, sp)
-		}
+// checkStepSpans: each step of the run log has one invoke_agent span under
+// the workflow.
+func checkStepSpans(t *testing.T, r *runSpans) {
+	t.Helper()
+	if len(r.steps) != len(r.starts) || len(r.starts) != 4 {
+		t.Fatalf("%d step spans for %d steps in the run log (want 4): %v", len(r.steps), len(r.starts), names(r.all))
 	}
-	if root == nil || root.Name != "invoke_workflow greet-shout-flag" {
-		t.Fatalf("no workflow span: %v", names(spans))
-	}
-	runID := events[0].Run
-	if strAttr(root, telemetry.AttrRunID) != runID || strAttr(root, telemetry.AttrWorkflowName) != "greet-shout-flag" || strAttr(root, telemetry.AttrProviderName) != "anthropic" {
-		t.Errorf("workflow span attributes %v", attrs(root))
-	}
-
-	// Each step of the run log: one invoke_agent span under the workflow.
-	var starts, boundaries, resets []runlog.Event
-	var calls []llm.Usage
-	for _, e := range events {
-		switch e.Type {
-		case runlog.StepStart:
-			starts = append(starts, e)
-		case runlog.BoundaryEvaluation:
-			boundaries = append(boundaries, e)
-		case runlog.Reset:
-			resets = append(resets, e)
-		case runlog.ModelCall:
-			calls = append(calls, llm.Usage{InputTokens: int64(e.Usage.InputTokens), OutputTokens: int64(e.Usage.OutputTokens),
-				CacheReadInputTokens: int64(e.Usage.CacheReadTokens), CacheCreationInputTokens: int64(e.Usage.CacheWriteTokens)})
-		}
-	}
-	if len(steps) != len(starts) || len(starts) != 4 {
-		t.Fatalf("%d step spans for %d steps in the run log (want 4): %v", len(steps), len(starts), names(spans))
-	}
-	for i, e := range starts {
-		at := slices.IndexFunc(steps, func(sp *tracepb.Span) bool { return intAttr(t, sp, telemetry.AttrStepID) == int64(i+1) })
+	for i, e := range r.starts {
+		at := slices.IndexFunc(r.steps, func(sp *tracepb.Span) bool { return intAttr(t, sp, telemetry.AttrStepID) == int64(i+1) })
 		if at < 0 {
 			t.Errorf("no span for step %d (%s)", i+1, e.Skill)
 			continue
 		}
-		sp := steps[at]
+		sp := r.steps[at]
 		if strAttr(sp, telemetry.AttrPhase) != e.Phase || strAttr(sp, telemetry.AttrAgentName) != e.Skill {
 			t.Errorf("step %d: span's phase %q and agent %q, run log's %q and %q", i+1, strAttr(sp, telemetry.AttrPhase), strAttr(sp, telemetry.AttrAgentName), e.Phase, e.Skill)
 		}
-		if sp.Name != "invoke_agent "+e.Skill || string(sp.ParentSpanId) != string(root.SpanId) || string(sp.TraceId) != string(root.TraceId) {
+		if sp.Name != "invoke_agent "+e.Skill || string(sp.ParentSpanId) != string(r.root.SpanId) || string(sp.TraceId) != string(r.root.TraceId) {
 			t.Errorf("step %d (%s): span %q is not a child of the workflow", i+1, e.Skill, sp.Name)
 		}
 		if e.Step != strconv.Itoa(i+1) {
 			t.Errorf("run log's step %d is numbered %q", i+1, e.Step)
 		}
 	}
+}
 
-	// The chat spans' usage is the run log's model_call usage, call by
-	// call; the retry is an event, not a span.
+// checkChatSpans: the chat spans' usage is the run log's model_call usage,
+// call by call; the retry is an event, not a span.
+func checkChatSpans(t *testing.T, r *runSpans) {
+	t.Helper()
 	var spanned []llm.Usage
 	retries := 0
-	for _, c := range chats {
+	for _, c := range r.chats {
 		spanned = append(spanned, spanUsage(t, c))
 		for _, e := range c.Events {
 			if e.Name == telemetry.EventRetry {
 				retries++
 			}
 		}
-		parent := byID[string(c.ParentSpanId)]
+		parent := r.byID[string(c.ParentSpanId)]
 		if parent == nil || strAttr(parent, telemetry.AttrOperationName) != telemetry.OpInvokeAgent {
 			t.Errorf("chat span %q is not a child of an agent span", c.Name)
 		}
@@ -224,27 +262,31 @@ func TestRunExportsGenAITraces(t *testing.T) {
 			t.Error("message content captured without OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
 		}
 	}
-	key := func(u llm.Usage) string { b, _ := json.Marshal(u); return string(b) }
 	sortUsage := func(us []llm.Usage) []string {
 		var ks []string
 		for _, u := range us {
-			ks = append(ks, key(u))
+			b, _ := json.Marshal(u)
+			ks = append(ks, string(b))
 		}
 		slices.Sort(ks)
 		return ks
 	}
-	if len(calls) == 0 || !slices.Equal(sortUsage(spanned), sortUsage(calls)) {
-		t.Errorf("chat spans' usage\n%v\nrun log's model calls\n%v", sortUsage(spanned), sortUsage(calls))
+	if len(r.calls) == 0 || !slices.Equal(sortUsage(spanned), sortUsage(r.calls)) {
+		t.Errorf("chat spans' usage\n%v\nrun log's model calls\n%v", sortUsage(spanned), sortUsage(r.calls))
 	}
 	if retries != 1 {
 		t.Errorf("%d retry events, want 1", retries)
 	}
+}
 
-	// Each tool call of the journals: one execute_tool span, in the span
-	// of the agent that made it.
+// checkToolSpans: each tool call of the journals has one execute_tool span,
+// in the span of the agent that made it; the two sub-agents run under their
+// dispatch_agents call.
+func checkToolSpans(t *testing.T, r *runSpans) {
+	t.Helper()
 	byCall := map[string][]*tracepb.Span{}
 	failed := 0
-	for _, sp := range tools {
+	for _, sp := range r.tools {
 		id := strAttr(sp, telemetry.AttrToolCallID)
 		byCall[id] = append(byCall[id], sp)
 		if sp.Name != "execute_tool "+strAttr(sp, telemetry.AttrToolName) {
@@ -256,15 +298,15 @@ func TestRunExportsGenAITraces(t *testing.T) {
 		if strAttr(sp, telemetry.AttrErrorType) == "tool_error" {
 			failed++
 		}
-		parent := byID[string(sp.ParentSpanId)]
+		parent := r.byID[string(sp.ParentSpanId)]
 		if parent == nil || strAttr(parent, telemetry.AttrOperationName) != telemetry.OpInvokeAgent {
 			t.Errorf("tool span %q is not a child of an agent span", sp.Name)
 		}
 	}
-	if len(journalled) == 0 || len(tools) != len(journalled) {
-		t.Errorf("%d execute_tool spans for %d journalled tool calls", len(tools), len(journalled))
+	if len(r.journalled) == 0 || len(r.tools) != len(r.journalled) {
+		t.Errorf("%d execute_tool spans for %d journalled tool calls", len(r.tools), len(r.journalled))
 	}
-	for _, id := range journalled {
+	for _, id := range r.journalled {
 		if len(byCall[id]) != 1 {
 			t.Errorf("journalled tool call %q has %d execute_tool spans", id, len(byCall[id]))
 		}
@@ -272,29 +314,30 @@ func TestRunExportsGenAITraces(t *testing.T) {
 	if failed != 1 {
 		t.Errorf("%d tool spans with error.type tool_error, want 1 (the read of a missing file)", failed)
 	}
-
-	// The two sub-agents run under their dispatch_agents call.
-	if len(subagents) != 2 {
-		t.Fatalf("%d sub-agent spans, want 2: %v", len(subagents), names(spans))
+	if len(r.subagents) != 2 {
+		t.Fatalf("%d sub-agent spans, want 2: %v", len(r.subagents), names(r.all))
 	}
-	for _, sp := range subagents {
-		parent := byID[string(sp.ParentSpanId)]
+	for _, sp := range r.subagents {
+		parent := r.byID[string(sp.ParentSpanId)]
 		if parent == nil || parent.Name != "execute_tool dispatch_agents" || intAttr(t, sp, telemetry.AttrSubagents) != 2 {
 			t.Errorf("sub-agent span %q: parent %v", sp.Name, parent)
 		}
 	}
+}
 
-	// The mid-step reset is an event on the analysis step's span, with the
-	// run log's figures and ledger entry; each boundary evaluation is one
-	// on the workflow's.
-	if len(resets) != 1 || resets[0].Reason != runlog.ReasonThreshold {
-		t.Fatalf("run log resets %+v, want one threshold reset", resets)
+// checkResetEvents: the mid-step reset is an event on the analysis step's
+// span, with the run log's figures and ledger entry; each boundary
+// evaluation is one on the workflow's.
+func checkResetEvents(t *testing.T, r *runSpans) {
+	t.Helper()
+	if len(r.resets) != 1 || r.resets[0].Reason != runlog.ReasonThreshold {
+		t.Fatalf("run log resets %+v, want one threshold reset", r.resets)
 	}
-	at := slices.IndexFunc(steps, func(sp *tracepb.Span) bool { return strAttr(sp, telemetry.AttrAgentName) == "analyse-request" })
+	at := slices.IndexFunc(r.steps, func(sp *tracepb.Span) bool { return strAttr(sp, telemetry.AttrAgentName) == "analyse-request" })
 	if at < 0 {
 		t.Fatal("no span for the analysis step")
 	}
-	analysis := steps[at]
+	analysis := r.steps[at]
 	var resetEv *tracepb.Span_Event
 	for _, e := range analysis.Events {
 		if e.Name == telemetry.EventReset {
@@ -314,29 +357,20 @@ func TestRunExportsGenAITraces(t *testing.T) {
 			ledgerTime = kv.Value.GetStringValue()
 		}
 	}
-	if reason != "threshold" || ra[telemetry.AttrContextTokens] != int64(resets[0].ContextTokens) || ra[telemetry.AttrContextTokens] < 150_000 ||
+	reset := r.resets[0]
+	if reason != "threshold" || ra[telemetry.AttrContextTokens] != int64(reset.ContextTokens) || ra[telemetry.AttrContextTokens] < 150_000 ||
 		ra[telemetry.AttrThresholdTokens] != 130_000 || ra[telemetry.AttrWindowTokens] != 200_000 ||
-		ledgerTime != resets[0].LedgerTime.UTC().Format(time.RFC3339) {
-		t.Errorf("reset event %v %v, run log's reset %+v", reason, ra, resets[0])
+		ledgerTime != reset.LedgerTime.UTC().Format(time.RFC3339) {
+		t.Errorf("reset event %v %v, run log's reset %+v", reason, ra, reset)
 	}
 	nb := 0
-	for _, e := range root.Events {
+	for _, e := range r.root.Events {
 		if e.Name == telemetry.EventBoundary {
 			nb++
 		}
 	}
-	if nb != len(boundaries) || nb == 0 {
-		t.Errorf("%d boundary events on the workflow span, %d evaluations in the run log", nb, len(boundaries))
-	}
-	if intAttr(t, root, telemetry.AttrSteps) != 4 || intAttr(t, root, telemetry.AttrResets) != 1 {
-		t.Errorf("workflow span: steps %d resets %d", intAttr(t, root, telemetry.AttrSteps), intAttr(t, root, telemetry.AttrResets))
-	}
-	var total llm.Usage
-	for _, u := range calls {
-		total = total.Add(u)
-	}
-	if got := spanUsage(t, root); got != total {
-		t.Errorf("workflow span usage %+v, run log's calls %+v", got, total)
+	if nb != len(r.boundaries) || nb == 0 {
+		t.Errorf("%d boundary events on the workflow span, %d evaluations in the run log", nb, len(r.boundaries))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/baton-dev/baton/history"
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
 )
@@ -140,7 +141,7 @@ func printRuns(w io.Writer, runs []history.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tTASK OR WORKFLOW\tMODEL\tIN\tOUT\tSAVED VS NAIVE\tVS ONE CALL\tVS ONE SESSION (MODELLED)\tCOST\tDURATION\tDIR")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, clip(oneLine(r.Title), 40), orDash(r.Model),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Status, textclip.Width(oneLine(r.Title), 40), orDash(r.Model),
 			r.InputTokens, r.OutputTokens, percent(r.NaiveSavings), percent(r.SingleCallSavings), percent(r.ContinuousSessionSavings),
 			dollars(r.CostUSD), duration(r.DurationMS), r.Dir)
 	}

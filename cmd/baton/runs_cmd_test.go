@@ -104,17 +104,24 @@ func TestRunsListTwoDirectories(t *testing.T) {
 		!strings.Contains(out, "VS ONE SESSION (MODELLED)") {
 		t.Errorf("runs list:\n%s", out)
 	}
+	checkRunsListFilters(t, run.ID, askID)
+	checkRunsShow(t, run.ID, askID)
+}
+
+// checkRunsListFilters: each filter of runs list keeps the runs it names.
+func checkRunsListFilters(t *testing.T, runID, askID string) {
+	t.Helper()
 	for _, tc := range []struct {
 		args []string
 		want []string
 	}{
 		{[]string{"--search", "retry storm"}, []string{askID}}, // words of the answer
 		{[]string{"--search", "pool"}, []string{askID}},
-		{[]string{"--search", "greet-shout-flag"}, []string{run.ID}},
+		{[]string{"--search", "greet-shout-flag"}, []string{runID}},
 		{[]string{"--search", "nowhere-to-be-found"}, []string{}},
-		{[]string{"--kind", "run"}, []string{run.ID}},
+		{[]string{"--kind", "run"}, []string{runID}},
 		{[]string{"--status", "failed,partial"}, []string{}},
-		{[]string{"--since", "1h"}, []string{run.ID, askID}},
+		{[]string{"--since", "1h"}, []string{runID, askID}},
 		{[]string{"--since", "2000-01-01", "--kind", "ask"}, []string{askID}},
 	} {
 		got, _ := listRuns(t, tc.args...)
@@ -122,19 +129,23 @@ func TestRunsListTwoDirectories(t *testing.T) {
 			t.Errorf("runs list %q = %v, want %v", tc.args, runIDs(got), tc.want)
 		}
 	}
+}
 
-	// show, by a prefix of the id too.
+// checkRunsShow: show finds a run by its id or a prefix of it, as text or
+// JSON, and an unknown id is one line and exit 1.
+func checkRunsShow(t *testing.T, runID, askID string) {
+	t.Helper()
 	code, out, errOut := runBaton(t, "", "runs", "show", askID[:len(askID)-2])
 	if code != exitOK || !strings.Contains(out, "The outage lasted 3 h 42 min") || !strings.Contains(out, "record:") {
 		t.Errorf("runs show: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, _ = runBaton(t, "", "runs", "show", run.ID)
+	code, out, _ = runBaton(t, "", "runs", "show", runID)
 	if code != exitOK || !strings.Contains(out, "against one continuous session that drops nothing (modelled: ") {
 		t.Errorf("runs show of the workflow run: exit %d\n%s", code, out)
 	}
-	code, out, _ = runBaton(t, "", "runs", "show", "--json", run.ID)
+	code, out, _ = runBaton(t, "", "runs", "show", "--json", runID)
 	var shown history.Run
-	if code != exitOK || json.Unmarshal([]byte(out), &shown) != nil || shown.ID != run.ID || len(shown.Skills) == 0 {
+	if code != exitOK || json.Unmarshal([]byte(out), &shown) != nil || shown.ID != runID || len(shown.Skills) == 0 {
 		t.Errorf("runs show --json: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := runBaton(t, "", "runs", "show", "no-such-run"); code != exitError || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {

@@ -91,23 +91,7 @@ func TestRunsReportOfAWorkflowRunInABrowser(t *testing.T) {
 		t.Fatalf("runs = %v", runIDs(runs))
 	}
 	run := runs[0]
-	events, _, err := runlog.Read(run.Record)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var start runlog.Event
-	var contexts []string
-	resets := 0
-	for _, e := range events {
-		switch {
-		case e.Type == runlog.RunStart:
-			start = e
-		case e.Type == runlog.ModelCall && !e.Subagent:
-			contexts = append(contexts, strconv.Itoa(e.ContextTokens))
-		case e.Type == runlog.Reset:
-			resets++
-		}
-	}
+	start, contexts, resets := reportedRunFigures(t, run.Record)
 	if resets != 1 || len(contexts) < 5 || start.ThresholdTokens == 0 {
 		t.Fatalf("the run did not go as scripted: %d resets, %d calls, threshold %d", resets, len(contexts), start.ThresholdTokens)
 	}
@@ -154,6 +138,35 @@ func TestRunsReportOfAWorkflowRunInABrowser(t *testing.T) {
 		t.Error("the report holds a script")
 	}
 
+	checkNotBlank(t, bin, page)
+}
+
+// reportedRunFigures reads from a run's log what its report must show: the
+// run_start (threshold and window), the context of each of the steps' model
+// calls, and the resets.
+func reportedRunFigures(t *testing.T, log string) (start runlog.Event, contexts []string, resets int) {
+	t.Helper()
+	events, _, err := runlog.Read(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		switch {
+		case e.Type == runlog.RunStart:
+			start = e
+		case e.Type == runlog.ModelCall && !e.Subagent:
+			contexts = append(contexts, strconv.Itoa(e.ContextTokens))
+		case e.Type == runlog.Reset:
+			resets++
+		}
+	}
+	return start, contexts, resets
+}
+
+// checkNotBlank: a screenshot of the page shows something besides its
+// background.
+func checkNotBlank(t *testing.T, bin, page string) {
+	t.Helper()
 	png := filepath.Join(t.TempDir(), "report.png")
 	chromium.Screenshot(t, bin, page, png, 1280, 800)
 	colours, share, err := chromium.Blankness(png)

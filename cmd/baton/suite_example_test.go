@@ -128,6 +128,24 @@ func TestSuiteExampleEndToEnd(t *testing.T) {
 	if !strings.Contains(string(after), "  completed_steps: \""+steps+"\"   # comma-separated, in the order the steps ran\n") {
 		t.Errorf("completed_steps did not grow as a string with its comment:\n%s", after)
 	}
+	checkSuiteHandoff(t, statePath, string(after), steps)
+
+	checkSuiteStepInputs(t, logDir)
+
+	// The run leaves a log the ledger linter accepts.
+	runs, _ := os.ReadDir(filepath.Join(ws, ".baton", "runs"))
+	if len(runs) != 1 {
+		t.Fatalf("runs: %v", runs)
+	}
+	if code, out, errOut := runBaton(t, "", "ledger", "lint", "--workspace", ws, "--run", runs[0].Name()); code != exitOK {
+		t.Errorf("ledger lint: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// checkSuiteHandoff: the handoff the agent and its blocks wrote survives
+// in state.yaml, the completed steps a string in the file's own style.
+func checkSuiteHandoff(t *testing.T, statePath, after, steps string) {
+	t.Helper()
 	f, err := state.Load(statePath)
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +155,7 @@ func TestSuiteExampleEndToEnd(t *testing.T) {
 	}
 	h := f.Handoff()
 	if h.NextSkill != "done" || h.LastStepCompleted != "release-notes: Added the DT-311 entry to CHANGELOG.md.\n" ||
-		!strings.Contains(string(after), "  last_step_completed: |\n    release-notes: ") {
+		!strings.Contains(after, "  last_step_completed: |\n    release-notes: ") {
 		t.Errorf("handoff after the run: next_skill %q, last_step_completed %q", h.NextSkill, h.LastStepCompleted)
 	}
 	if len(h.Decisions) != 1 || h.Decisions[0].Skill != "design-fix" || h.Decisions[0].Evidence != "specs/design.md:3" {
@@ -146,10 +164,14 @@ func TestSuiteExampleEndToEnd(t *testing.T) {
 	if h.Context != "csvsum crashes on a blank line; see specs/problem.md" || len(h.OpenDecisions) != 1 || len(h.RequiredReading) != 1 {
 		t.Errorf("the handoff fields the agent and its blocks wrote did not all survive: %+v", h)
 	}
+}
 
-	// What travels between steps is the state file as the agent left it:
-	// the step after a direct edit sees the agent's own summary, the step
-	// after a block sees the block's summary written in the file's style.
+// checkSuiteStepInputs: what travels between steps is the state file as
+// the agent left it: the step after a direct edit sees the agent's own
+// summary, the step after a block sees the block's summary written in the
+// file's style.
+func checkSuiteStepInputs(t *testing.T, logDir string) {
+	t.Helper()
 	for _, c := range []struct{ step, want string }{
 		{"2", "  last_step_completed: |\n    frame-problem: wrote specs/problem.md.\n    The fix must keep the one-number output (docs/issue.md:12).\n"},
 		{"3", "  last_step_completed: |\n    map-code: Mapped the reading loop: src/csvsum.py:8 sends every line to float().\n    No test has a blank line (tests/test_csvsum.py:11).\n"},
@@ -163,15 +185,6 @@ func TestSuiteExampleEndToEnd(t *testing.T) {
 		if !strings.Contains(string(in), c.want) {
 			t.Errorf("step %s's input lacks %q", c.step, c.want)
 		}
-	}
-
-	// The run leaves a log the ledger linter accepts.
-	runs, _ := os.ReadDir(filepath.Join(ws, ".baton", "runs"))
-	if len(runs) != 1 {
-		t.Fatalf("runs: %v", runs)
-	}
-	if code, out, errOut := runBaton(t, "", "ledger", "lint", "--workspace", ws, "--run", runs[0].Name()); code != exitOK {
-		t.Errorf("ledger lint: exit %d\n%s%s", code, out, errOut)
 	}
 }
 

@@ -15,6 +15,32 @@ import (
 
 func init() { register(newTokensCmd) }
 
+// tokenRow is one file's count.
+type tokenRow struct {
+	File   string `json:"file"`
+	Tokens int    `json:"tokens"`
+	Bytes  int    `json:"bytes"`
+}
+
+// tokenTable prints the counts right-aligned to the widest, then two spaces
+// and the name; the last column is never padded, so a name is never glued
+// to its count.
+func tokenTable(rows []tokenRow, total int, encoding string) string {
+	width := len(strconv.Itoa(total))
+	for _, r := range rows {
+		width = max(width, len(strconv.Itoa(r.Tokens)))
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%*d  %s\n", width, r.Tokens, r.File)
+	}
+	if len(rows) > 1 {
+		fmt.Fprintf(&b, "%*d  total\n", width, total)
+	}
+	fmt.Fprintf(&b, "%*s  (%s)\n", width, "", encoding)
+	return b.String()
+}
+
 func newTokensCmd() *cobra.Command {
 	var (
 		model    string
@@ -44,12 +70,7 @@ the two against the usage providers report.`,
 			} else {
 				c = tokens.ForModel(model)
 			}
-			type row struct {
-				File   string `json:"file"`
-				Tokens int    `json:"tokens"`
-				Bytes  int    `json:"bytes"`
-			}
-			var rows []row
+			var rows []tokenRow
 			total := 0
 			for _, name := range args {
 				var data []byte
@@ -64,7 +85,7 @@ the two against the usage providers report.`,
 				}
 				n := c.Count(string(data))
 				total += n
-				rows = append(rows, row{File: name, Tokens: n, Bytes: len(data)})
+				rows = append(rows, tokenRow{File: name, Tokens: n, Bytes: len(data)})
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -72,22 +93,7 @@ the two against the usage providers report.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]any{"encoding": c.Encoding(), "files": rows, "total": total})
 			}
-			// Counts right-aligned to the widest, then two spaces and the
-			// name; the last column is never padded, so a name is never
-			// glued to its count.
-			width := len(strconv.Itoa(total))
-			for _, r := range rows {
-				width = max(width, len(strconv.Itoa(r.Tokens)))
-			}
-			var b strings.Builder
-			for _, r := range rows {
-				fmt.Fprintf(&b, "%*d  %s\n", width, r.Tokens, r.File)
-			}
-			if len(rows) > 1 {
-				fmt.Fprintf(&b, "%*d  total\n", width, total)
-			}
-			fmt.Fprintf(&b, "%*s  (%s)\n", width, "", c.Encoding())
-			_, err := io.WriteString(out, b.String())
+			_, err := io.WriteString(out, tokenTable(rows, total, string(c.Encoding())))
 			return err
 		},
 	}

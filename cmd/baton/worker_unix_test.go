@@ -178,41 +178,12 @@ func killedWorkerAsk(t *testing.T, restart bool) {
 			"--runs-dir", runs}, append(extra, "Summarise every part")...)
 	}
 
-	// The same ask in one process, for the record to compare with.
-	local := llmtest.NewServer(t, partsScript(plan, 0, nil))
-	lcmd := exec.Command(bin, askArgs(filepath.Join(dir, "local-runs"))...)
-	lcmd.Env = append(os.Environ(), "OPENAI_API_KEY="+workerSecret, "OPENAI_BASE_URL="+local.OpenAIBaseURL())
-	lout, err := lcmd.Output()
-	if err != nil {
-		t.Fatalf("local ask: %v", err)
-	}
+	lout := localAsk(t, bin, plan, askArgs(filepath.Join(dir, "local-runs")))
 
 	// Worker a has a fake of its own, so that the test knows when a
 	// holds a call in flight; the requests of both are counted together.
-	var mu sync.Mutex
-	arrivals := map[[32]byte][]time.Time{}
-	var lastAtA time.Time
-	fake := func(isA bool) *llmtest.Server {
-		return llmtest.NewServer(t, partsScript(plan, delay, func(r llmtest.RecordedRequest) {
-			mu.Lock()
-			defer mu.Unlock()
-			h := sha256.Sum256(r.Body)
-			arrivals[h] = append(arrivals[h], time.Now())
-			if isA {
-				lastAtA = time.Now()
-			}
-		}))
-	}
-	sA, sB := fake(true), fake(false)
-	subagentCalls := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		k := 0
-		for _, a := range arrivals {
-			k += len(a)
-		}
-		return k
-	}
+	arr := &arrivals{at: map[[32]byte][]time.Time{}}
+	sA, sB := arr.fake(t, plan, delay, true), arr.fake(t, plan, delay, false)
 	envA := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + sA.OpenAIBaseURL()}
 	env := []string{"OPENAI_API_KEY=" + workerSecret, "OPENAI_BASE_URL=" + sB.OpenAIBaseURL()}
 	a := startWorker(t, bin, url, "worker-a", envA...)
@@ -237,10 +208,7 @@ func killedWorkerAsk(t *testing.T, restart bool) {
 	// one call in flight: one that reached its fake less than half a
 	// delay ago, so its answer is not yet back.
 	waitFor(t, 60*time.Second, "worker a to finish some items and hold another", func() bool {
-		mu.Lock()
-		busy := time.Since(lastAtA) < delay/2
-		mu.Unlock()
-		return busy && strings.Count(a.out.String(), " ok in ") >= 3
+		return arr.busyA(delay/2) && strings.Count(a.out.String(), " ok in ") >= 3
 	})
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -256,6 +224,29 @@ func killedWorkerAsk(t *testing.T, restart bool) {
 		return fmt.Sprintf("%s\nworker a:\n%s\nworker a again:\n%s\nworker b:\n%s", askErr.String(), a.out, a2.out, b.out)
 	}
 
+	waitAsk(t, ask, done, logs)
+	if strings.Contains(askErr.String(), "no baton worker") {
+		t.Errorf("the ask said no worker was alive, with two running:\n%s", askErr.String())
+	}
+	checkMarkers(t, askOut.String(), n)
+
+	arr.checkSentOnce(t, n, killed, delay)
+	if !restart {
+		checkAdopted(t, b.out.String())
+	}
+
+	if d := cmp.Diff(comparableRecord(t, string(lout)), comparableRecord(t, askOut.String())); d != "" {
+		t.Errorf("the distributed record differs from the local one (-local +distributed):\n%s", d)
+	}
+
+	stopWorkers(t, b, a2)
+	assertNotInDatabase(t, url, workerSecret)
+}
+
+// waitAsk waits for the ask to end well, at most three minutes; logs says
+// what the processes wrote, for a failure.
+func waitAsk(t *testing.T, ask *exec.Cmd, done <-chan error, logs func() string) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -265,24 +256,75 @@ func killedWorkerAsk(t *testing.T, restart bool) {
 		ask.Process.Kill()
 		t.Fatalf("the ask did not finish\n%s", logs())
 	}
-	if strings.Contains(askErr.String(), "no baton worker") {
-		t.Errorf("the ask said no worker was alive, with two running:\n%s", askErr.String())
+}
+
+// localAsk runs the ask in one process, for the record to compare with.
+func localAsk(t *testing.T, bin, plan string, args []string) []byte {
+	t.Helper()
+	local := llmtest.NewServer(t, partsScript(plan, 0, nil))
+	lcmd := exec.Command(bin, args...)
+	lcmd.Env = append(os.Environ(), "OPENAI_API_KEY="+workerSecret, "OPENAI_BASE_URL="+local.OpenAIBaseURL())
+	lout, err := lcmd.Output()
+	if err != nil {
+		t.Fatalf("local ask: %v", err)
 	}
-	rec := decodeRecord(t, askOut.String())
-	for _, st := range rec.Subtasks {
-		want := fmt.Sprintf("finding: marker-%03d", st.Index+1)
-		if st.Status != orchestrate.StatusOK || st.Output != want {
-			t.Errorf("subtask %d: %s %q, want ok %q (%s)", st.Index+1, st.Status, st.Output, want, st.Error)
+	return lout
+}
+
+// stopWorkers sends SIGTERM to the workers still running: each stops and
+// exits 0.
+func stopWorkers(t *testing.T, ws ...*workerProc) {
+	t.Helper()
+	for _, w := range ws {
+		if w.cmd == nil {
+			continue
+		}
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		if err := w.cmd.Wait(); err != nil {
+			t.Errorf("worker after SIGTERM: %v\n%s", err, w.out)
 		}
 	}
-	if len(rec.Subtasks) != n {
-		t.Fatalf("%d subtasks, want %d", len(rec.Subtasks), n)
-	}
+}
 
-	// Each call was sent once, or twice when it was in flight at the kill.
-	mu.Lock()
-	again := 0
-	for _, at := range arrivals {
+// arrivals are the times each sub-agent request (by body hash) reached the
+// workers' fakes, and the last time one reached worker a's.
+type arrivals struct {
+	mu      sync.Mutex
+	at      map[[32]byte][]time.Time
+	lastAtA time.Time
+}
+
+// fake is a worker's fake provider, answering after delay and noting each
+// request's arrival.
+func (r *arrivals) fake(t *testing.T, plan string, delay time.Duration, isA bool) *llmtest.Server {
+	return llmtest.NewServer(t, partsScript(plan, delay, func(req llmtest.RecordedRequest) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		h := sha256.Sum256(req.Body)
+		r.at[h] = append(r.at[h], time.Now())
+		if isA {
+			r.lastAtA = time.Now()
+		}
+	}))
+}
+
+// busyA reports whether a request reached worker a less than within ago:
+// its answer is not back yet.
+func (r *arrivals) busyA(within time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Since(r.lastAtA) < within
+}
+
+// checkSentOnce: each of the n calls was sent once, or twice when it was in
+// flight at the kill.
+func (r *arrivals) checkSentOnce(t *testing.T, n int, killed time.Time, delay time.Duration) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	again, total := 0, 0
+	for _, at := range r.at {
+		total += len(at)
 		switch {
 		case len(at) > 2:
 			t.Errorf("one request was sent %d times", len(at))
@@ -296,44 +338,44 @@ func killedWorkerAsk(t *testing.T, restart bool) {
 			}
 		}
 	}
-	if len(arrivals) != n {
-		t.Errorf("%d distinct sub-agent requests, want %d", len(arrivals), n)
+	if len(r.at) != n {
+		t.Errorf("%d distinct sub-agent requests, want %d", len(r.at), n)
 	}
-	mu.Unlock()
 	if again == 0 {
 		t.Errorf("no call was sent again, yet worker a was killed holding one in flight")
 	}
 	if again > 4 {
 		t.Errorf("%d requests sent again, more than the killed worker's 4 in flight", again)
 	}
-	t.Logf("%d sub-agent calls for %d subtasks; %d sent again after the kill", subagentCalls(), n, again)
-	if !restart {
-		// The survivor says it adopted a's items. With a 1 s dead-after
-		// and 200 ms beats the bound is 1.2 s after a's last beat; the
-		// check allows ten times that for a loaded machine.
-		line := regexp.MustCompile(`baton worker worker-b: adopted (\d+) unfinished items of worker-a`).FindStringSubmatch(b.out.String())
-		if line == nil {
-			t.Errorf("worker b never said it adopted worker a's items:\n%s", b.out)
-		} else if k, _ := strconv.Atoi(line[1]); k < 1 || k > 4 {
-			t.Errorf("worker b adopted %d items, want 1 to 4 (a's concurrency)", k)
-		}
-	}
+	t.Logf("%d sub-agent calls for %d subtasks; %d sent again after the kill", total, n, again)
+}
 
-	if d := cmp.Diff(comparableRecord(t, string(lout)), comparableRecord(t, askOut.String())); d != "" {
-		t.Errorf("the distributed record differs from the local one (-local +distributed):\n%s", d)
+// checkAdopted: the survivor says it adopted a's items. With a 1 s
+// dead-after and 200 ms beats the bound is 1.2 s after a's last beat; the
+// check allows ten times that for a loaded machine.
+func checkAdopted(t *testing.T, out string) {
+	t.Helper()
+	line := regexp.MustCompile(`baton worker worker-b: adopted (\d+) unfinished items of worker-a`).FindStringSubmatch(out)
+	if line == nil {
+		t.Errorf("worker b never said it adopted worker a's items:\n%s", out)
+	} else if k, _ := strconv.Atoi(line[1]); k < 1 || k > 4 {
+		t.Errorf("worker b adopted %d items, want 1 to 4 (a's concurrency)", k)
 	}
+}
 
-	// SIGTERM: the workers stop and exit 0.
-	for _, w := range []*workerProc{b, a2} {
-		if w.cmd == nil {
-			continue
-		}
-		w.cmd.Process.Signal(syscall.SIGTERM)
-		if err := w.cmd.Wait(); err != nil {
-			t.Errorf("worker after SIGTERM: %v\n%s", err, w.out)
+// checkMarkers: the record has n subtasks, each ok with its part's marker.
+func checkMarkers(t *testing.T, record string, n int) {
+	t.Helper()
+	rec := decodeRecord(t, record)
+	for _, st := range rec.Subtasks {
+		want := fmt.Sprintf("finding: marker-%03d", st.Index+1)
+		if st.Status != orchestrate.StatusOK || st.Output != want {
+			t.Errorf("subtask %d: %s %q, want ok %q (%s)", st.Index+1, st.Status, st.Output, want, st.Error)
 		}
 	}
-	assertNotInDatabase(t, url, workerSecret)
+	if len(rec.Subtasks) != n {
+		t.Fatalf("%d subtasks, want %d", len(rec.Subtasks), n)
+	}
 }
 
 // assertNotInDatabase checks that secret is in no row of any table.

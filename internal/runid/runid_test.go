@@ -1,7 +1,9 @@
 package runid
 
 import (
+	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,5 +17,18 @@ func TestNew(t *testing.T) {
 	}
 	if a == b {
 		t.Errorf("two ids in one second are the same: %q", a)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, id := range []string{"20261201T100203Z-abcdef", New(time.Now()), "by_hand-1"} {
+		if err := Check(id); err != nil {
+			t.Errorf("Check(%q) = %v", id, err)
+		}
+	}
+	for _, id := range []string{"", "..", "../x", "a/b", `a\b`, "a.b", "a b", strings.Repeat("a", 65)} {
+		if err := Check(id); !errors.Is(err, ErrBad) {
+			t.Errorf("Check(%q) = %v, want ErrBad", id, err)
+		}
 	}
 }

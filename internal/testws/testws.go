@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/baton-dev/baton/internal/batondir"
 )
 
 // Copy copies the folder src into a fresh temporary folder and returns it.
@@ -23,7 +25,7 @@ func Copy(t testing.TB, src string) string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".baton" {
+		if d.IsDir() && d.Name() == batondir.Name {
 			return filepath.SkipDir
 		}
 		if d.IsDir() {

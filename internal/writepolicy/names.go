@@ -5,6 +5,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/baton-dev/baton/internal/batondir"
 )
 
 // Family is a group of denied paths, named in every refusal so that a user
@@ -27,8 +29,8 @@ const (
 // subfolder reads that folder's .claude, git treats a nested .git as a
 // repository, and baton run takes any folder as its workspace.
 var folders = map[string]Family{
-	".git":   Git,
-	".baton": Baton,
+	".git":        Git,
+	batondir.Name: Baton,
 
 	".claude": Host, ".codex": Host, ".cursor": Host, ".vscode": Host, ".idea": Host,
 	".agents": Host, ".gemini": Host, ".windsurf": Host, ".zed": Host, ".continue": Host,

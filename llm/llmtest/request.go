@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/textclip"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/tokens"
 )
@@ -167,14 +168,7 @@ func (r RecordedRequest) describe() string {
 		last = r.Messages[n-1].PromptText()
 	}
 	return fmt.Sprintf("%s request #%d (model %q, system %q, last message %q)",
-		r.Protocol, r.seq, r.Model, clip(r.System, 60), clip(last, 60))
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
+		r.Protocol, r.seq, r.Model, textclip.Runes(r.System, 60), textclip.Runes(last, 60))
 }
 
 // wireRequest is the union of the fields baton reads from both protocols.
