@@ -91,15 +91,8 @@ func newSliceCmd() *cobra.Command {
 			if len(sections) == 0 && len(passages) == 0 && !outline && !listPass {
 				d = slice.LinesOnly(src)
 			} else {
-				d, err = parseMarkdown(cmd.Context(), src)
-				if err != nil {
-					return fmt.Errorf("reading the document's structure: %w", err)
-				}
-				if n := d.CappedLines(); n > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %d lines nest block quotes or list items deeper than %d levels; their deeper part was read as text\n", n, slice.MaxNesting)
-				}
-				if n := d.HeadingsCut(); n > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "baton: warning: %d headings past the first %d were read as text, part of the last section\n", n, slice.MaxHeadings)
+				if d, err = parseStructure(cmd.Context(), src, cmd.ErrOrStderr()); err != nil {
+					return err
 				}
 			}
 			out := cmd.OutOrStdout()
@@ -134,6 +127,22 @@ func newSliceCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print JSON with the text, its token count and what each pointer matched")
 	f.BoolVar(&outline, "outline", false, "print the document's headings with their line spans instead of a slice")
 	return cmd
+}
+
+// parseStructure is the structure pass with its degradations said on
+// stderr: lines nested too deep and headings past the cap, read as text.
+func parseStructure(ctx context.Context, src []byte, stderr io.Writer) (*slice.Document, error) {
+	d, err := parseMarkdown(ctx, src)
+	if err != nil {
+		return nil, fmt.Errorf("reading the document's structure: %w", err)
+	}
+	if n := d.CappedLines(); n > 0 {
+		fmt.Fprintf(stderr, "baton: warning: %d lines nest block quotes or list items deeper than %d levels; their deeper part was read as text\n", n, slice.MaxNesting)
+	}
+	if n := d.HeadingsCut(); n > 0 {
+		fmt.Fprintf(stderr, "baton: warning: %d headings past the first %d were read as text, part of the last section\n", n, slice.MaxHeadings)
+	}
+	return d, nil
 }
 
 // parseMarkdown is the structure pass, which Ctrl-C stops; a test
