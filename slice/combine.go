@@ -96,7 +96,11 @@ func demote(src []byte) []byte {
 			continue
 		}
 		if h.html {
-			lines[h.Line-1] = demoteHTMLHeading(lines[h.Line-1], h.Level)
+			one := h.rawEnd <= h.Line
+			lines[h.Line-1] = demoteHTMLHeading(lines[h.Line-1], h.Level, true, one)
+			if !one {
+				lines[h.rawEnd-1] = demoteHTMLHeading(lines[h.rawEnd-1], h.Level, false, true)
+			}
 			continue
 		}
 		if !h.setext {

@@ -182,7 +182,7 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		if hb, ok := n.(*ast.HTMLBlock); ok {
 			for _, hh := range d.htmlHeadings(hb, parseSrc) {
-				stack = d.push(stack, Heading{Level: hh.level, Title: hh.title, Line: hh.line, ID: hh.id, rawEnd: hh.line, html: true})
+				stack = d.push(stack, Heading{Level: hh.level, Title: hh.title, Line: hh.line, ID: hh.id, rawEnd: hh.endLine, html: true})
 			}
 			continue
 		}
