@@ -165,9 +165,15 @@ func ParseString(s string) *Document {
 // quotes and list items nested past MaxNesting are read as text, and
 // CappedLines says on how many lines.
 func ParseContext(ctx context.Context, s string) (*Document, error) {
+	return parseContext(ctx, s, false)
+}
+
+// parseContext is ParseContext, reading s as an MDX page (mdx.go) when mdx
+// is set or its content says so.
+func parseContext(ctx context.Context, s string, mdx bool) (*Document, error) {
 	src := unsafe.Slice(unsafe.StringData(s), len(s)) // never written to
 	d := &Document{text: s, src: src, lineStarts: lineStarts(src)}
-	parseSrc, capped := capNesting(parseView(src))
+	parseSrc, capped := capNesting(parseView(src, mdx))
 	d.capped = capped
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -266,9 +272,10 @@ func (d *Document) CappedLines() int { return d.capped }
 // breaks as src, so offsets map to lines directly. A lone '\r' ends a line
 // as '\n' and "\r\n" do, and becomes '\n' so that goldmark and front
 // matter detection read it so too; front matter is blanked (goldmark would
-// read it as a thematic break and a setext heading).
-func parseView(src []byte) []byte {
-	v := blankJSXLines(loneCRToLF(src))
+// read it as a thematic break and a setext heading). JSX and, in MDX, HTML
+// element lines read as blank (mdx.go).
+func parseView(src []byte, mdx bool) []byte {
+	v := mdxView(loneCRToLF(src), mdx)
 	end := frontMatterEnd(v)
 	if end == 0 {
 		return v

@@ -114,18 +114,22 @@ func spreadHTMLHeading(lines *text.Segments, i int, digit byte, src []byte) (htm
 }
 
 // containsFold reports whether b holds sub, ASCII letters in either case.
-func containsFold(b, sub []byte) bool {
+func containsFold(b, sub []byte) bool { return indexFold(b, sub) >= 0 }
+
+// indexFold is the offset of the first sub in b, ASCII letters in either
+// case, or -1; sub starts with '<'.
+func indexFold(b, sub []byte) int {
 	for at := 0; at+len(sub) <= len(b); at++ {
 		i := bytes.IndexByte(b[at:], '<')
 		if i < 0 {
-			return false
+			return -1
 		}
 		at += i
 		if at+len(sub) <= len(b) && bytes.EqualFold(b[at:at+len(sub)], sub) {
-			return true
+			return at
 		}
 	}
-	return false
+	return -1
 }
 
 // parseHTMLHeading reads one line as a heading element: the title is its
