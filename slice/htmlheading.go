@@ -70,10 +70,16 @@ func (d *Document) htmlHeadings(n *ast.HTMLBlock, src []byte) []htmlHeading {
 		if len(t) < 3 || t[0] != '<' || t[1]|0x20 != 'h' || t[2] < '1' || t[2] > '6' {
 			continue
 		}
-		last := i
-		h, ok := parseHTMLHeading(string(bytes.TrimRight(b, "\r\n")))
-		if !ok {
-			h, last, ok = spreadHTMLHeading(lines, i, t[2], src)
+		// The closing tag on the line or within the next few tells the
+		// one-line form from the spread one before any regular expression.
+		closeTag := []byte{'<', '/', 'h', t[2]}
+		line, last := trimEOL(b), i
+		var h htmlHeading
+		var ok bool
+		if containsFold(line, closeTag) {
+			h, ok = parseHTMLHeading(string(line))
+		} else {
+			h, last, ok = spreadHTMLHeading(lines, i, closeTag, src)
 		}
 		if !ok {
 			continue
@@ -86,31 +92,41 @@ func (d *Document) htmlHeadings(n *ast.HTMLBlock, src []byte) []htmlHeading {
 	return out
 }
 
-// spreadHTMLHeading reads the heading element of level digit that opens on
-// line i of lines and closes on a later one within the bound, returning it
-// and the index of its closing line.
-func spreadHTMLHeading(lines *text.Segments, i int, digit byte, src []byte) (htmlHeading, int, bool) {
-	closeTag := []byte{'<', '/', 'h', digit}
+// spreadHTMLHeading reads the heading element that opens on line i of
+// lines, which does not hold closeTag, and closes on a later one within the
+// bound, returning it and the index of its closing line.
+func spreadHTMLHeading(lines *text.Segments, i int, closeTag, src []byte) (htmlHeading, int, bool) {
 	seg := lines.At(i)
-	first := seg.Value(src)
-	if containsFold(first, closeTag) {
-		return htmlHeading{}, 0, false // closed on its own line, yet no heading
-	}
-	// A copy: the lines are views of the document, never written to.
-	joined := append([]byte(nil), bytes.TrimRight(first, "\r\n")...)
+	size := len(trimEOL(seg.Value(src)))
 	for j := i + 1; j < lines.Len() && j < i+htmlHeadingSpan; j++ {
 		seg = lines.At(j)
-		b := bytes.TrimRight(seg.Value(src), "\r\n")
-		if len(joined)+1+len(b) > htmlHeadingBytes {
+		b := trimEOL(seg.Value(src))
+		if size += 1 + len(b); size > htmlHeadingBytes {
 			break
 		}
-		joined = append(append(joined, ' '), b...)
-		if containsFold(b, closeTag) {
-			h, ok := parseHTMLHeading(string(joined))
-			return h, j, ok
+		if !containsFold(b, closeTag) {
+			continue
 		}
+		joined := make([]byte, 0, size)
+		for k := i; k <= j; k++ {
+			seg = lines.At(k)
+			if k > i {
+				joined = append(joined, ' ')
+			}
+			joined = append(joined, trimEOL(seg.Value(src))...)
+		}
+		h, ok := parseHTMLHeading(string(joined))
+		return h, j, ok
 	}
 	return htmlHeading{}, 0, false
+}
+
+// trimEOL is b without its line break.
+func trimEOL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // containsFold reports whether b holds sub, ASCII letters in either case.

@@ -109,7 +109,9 @@ func isMDX(v []byte) bool {
 // heading element spread over lines are kept, so the element is read whole.
 func blankJSXLines(v []byte, mdx bool, parts []mdxPart) []byte {
 	out := v
-	hold := 0 // lines starting before this offset are inside a heading element
+	// The last line start that opens a heading element, and the offset of
+	// its closing tag (0: none), found only when a line would be blanked.
+	open, held, hold := -1, -1, 0
 	for at := 0; at < len(v); {
 		i := bytes.IndexByte(v[at:], '<')
 		if i < 0 {
@@ -127,18 +129,23 @@ func blankJSXLines(v []byte, mdx bool, parts []mdxPart) []byte {
 		for len(parts) > 0 && parts[0].at < i {
 			mdx, parts = parts[0].mdx, parts[1:]
 		}
-		if start == 0 || v[start-1] == '\n' {
-			if c := headingElementEnd(v, i); c > hold {
-				hold = c
+		switch {
+		case start > 0 && v[start-1] != '\n':
+		case i+2 < len(v) && v[i+1]|0x20 == 'h' && v[i+2] >= '1' && v[i+2] <= '6':
+			open = i
+		case isJSXTagLine(v[i:end]) || mdx && isMDXHTMLLine(v[i:end]):
+			if open >= 0 && held != open {
+				held, hold = open, headingElementEnd(v, open)
 			}
-			if start >= hold && (isJSXTagLine(v[i:end]) || mdx && isMDXHTMLLine(v[i:end])) {
-				if &out[0] == &v[0] {
-					out = bytes.Clone(v)
-				}
-				for k := start; k < end; k++ {
-					if out[k] != '\r' {
-						out[k] = ' '
-					}
+			if start < hold {
+				break // inside a heading element
+			}
+			if &out[0] == &v[0] {
+				out = bytes.Clone(v)
+			}
+			for k := start; k < end; k++ {
+				if out[k] != '\r' {
+					out[k] = ' '
 				}
 			}
 		}
@@ -151,13 +158,22 @@ func blankJSXLines(v []byte, mdx bool, parts []mdxPart) []byte {
 }
 
 // headingElementEnd is, when v[i:] opens a heading element, the offset of
-// its closing tag within the bound htmlHeadings reads it in; else 0.
+// its closing tag within the bound htmlHeadings reads it in (its first
+// htmlHeadingSpan lines and htmlHeadingBytes bytes); else 0.
 func headingElementEnd(v []byte, i int) int {
 	if i+3 > len(v) || v[i+1]|0x20 != 'h' || v[i+2] < '1' || v[i+2] > '6' {
 		return 0
 	}
-	window := v[i+3 : min(len(v), i+htmlHeadingBytes)]
-	c := indexFold(window, []byte{'<', '/', 'h', v[i+2]})
+	limit, end := min(len(v), i+htmlHeadingBytes), i
+	for n := 0; n < htmlHeadingSpan && end < limit; n++ {
+		nl := bytes.IndexByte(v[end:limit], '\n')
+		if nl < 0 {
+			end = limit
+			break
+		}
+		end += nl + 1
+	}
+	c := indexFold(v[i+3:end], []byte{'<', '/', 'h', v[i+2]})
 	if c < 0 {
 		return 0
 	}
