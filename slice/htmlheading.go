@@ -35,6 +35,8 @@ var (
 	htmlTag     = regexp.MustCompile(`<[^>]*>`)
 	// htmlHeadingOpen is a heading element's opening tag.
 	htmlHeadingOpen = regexp.MustCompile(`(?i)<h[1-6][ \t/>]`)
+	// tagBeforePunct is a tag right before punctuation that ends a phrase.
+	tagBeforePunct = regexp.MustCompile(`<[^>]*>([.,;:!?)])`)
 )
 
 // The bound on a heading element spread over lines: at most this many
@@ -162,7 +164,10 @@ func parseHTMLHeading(line string) (htmlHeading, bool) {
 	if strings.Contains(strings.ToLower(inner), "</h"+m[1]) || htmlHeadingOpen.MatchString(inner) {
 		return htmlHeading{}, false
 	}
-	title := collapseSpace(html.UnescapeString(htmlTag.ReplaceAllString(inner, " ")))
+	// A tag stands for a space ("Foo<br>Bar"), but not before the
+	// punctuation that follows a link ("on <a>Electron</a>.").
+	title := tagBeforePunct.ReplaceAllString(inner, "$1")
+	title = collapseSpace(html.UnescapeString(htmlTag.ReplaceAllString(title, " ")))
 	if title == "" {
 		title = collapseSpace(html.UnescapeString(attrValue(htmlAltAttr, inner)))
 	}

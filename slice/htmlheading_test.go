@@ -105,6 +105,9 @@ func TestParseHTMLHeading(t *testing.T) {
 		{`<header>Not a heading</header>`, false, 0, "", ""},
 		{`<h7>No such level</h7>`, false, 0, "", ""},
 		{`<h2>A <h3>B</h3></h2>`, false, 0, "", ""},
+		{`<h4 align="center">Built on <a href="x">Electron</a>.</h4>`, true, 4, "Built on Electron.", ""},
+		{`<h2>Foo<br>Bar</h2>`, true, 2, "Foo Bar", ""},
+		{`<h2>Pourquoi ?</h2>`, true, 2, "Pourquoi ?", ""},
 	} {
 		h, ok := parseHTMLHeading(c.line)
 		if ok != c.ok || h.level != c.level || h.title != c.title || h.id != c.id {
