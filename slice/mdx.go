@@ -2,6 +2,7 @@ package slice
 
 import (
 	"bytes"
+	"context"
 	"path"
 	"regexp"
 	"strings"
@@ -40,6 +41,15 @@ func mdxView(v []byte, mdx bool) []byte {
 	return blankJSXLines(v, mdx || isMDX(v), mdxParts(v))
 }
 
+// ParseNamed is ParseString of a document whose file name is known: a file
+// named *.mdx is read as an MDX page whatever its top holds. The part of a
+// combined document is parsed so, by its name, to read as it does in the
+// whole.
+func ParseNamed(name, s string) *Document {
+	d, _ := parseContext(context.Background(), s, isMDXName(name))
+	return d
+}
+
 // isMDXName reports whether a file name is an MDX page's.
 func isMDXName(name string) bool {
 	return strings.EqualFold(path.Ext(name), ".mdx")
@@ -61,7 +71,9 @@ var docExts = map[string]bool{
 
 // mdxParts returns the parts of v, in order, when v was joined by Combine:
 // every line "# name" at the start of a line whose name (escapes removed)
-// ends with a document's extension.
+// ends with a document's extension. A part is MDX by its name, or by its top
+// as a lone document is, so that a part parsed alone (ParseNamed) reads as
+// it does in the whole.
 func mdxParts(v []byte) []mdxPart {
 	var out []mdxPart
 	for at := 0; at < len(v); {
@@ -73,10 +85,10 @@ func mdxParts(v []byte) []mdxPart {
 			}
 			i = at + j + 1
 		}
-		line, _, _ := bytes.Cut(v[i+2:], []byte("\n"))
+		line, body, _ := bytes.Cut(v[i+2:], []byte("\n"))
 		name := strings.ToLower(strings.ReplaceAll(string(bytes.TrimSpace(line)), `\`, ""))
 		if docExts[path.Ext(name)] {
-			out = append(out, mdxPart{at: i, mdx: isMDXName(name)})
+			out = append(out, mdxPart{at: i, mdx: isMDXName(name) || isMDX(body)})
 		}
 		at = i + 2
 	}

@@ -272,3 +272,40 @@ func TestCombineMDXByName(t *testing.T) {
 		t.Error("a/b.Mdx is not MDX")
 	}
 }
+
+// A part of a combined document parsed alone by its name (as the outline
+// planner outlines each document) has the headings it has in the whole: an
+// .mdx part by its name, a markdown part with an import at its top by that.
+func TestParseNamedPartsReadAsInTheWhole(t *testing.T) {
+	page := strings.Replace(mdxHTML, "import Admonition from '@theme/Admonition';\n", "\n", 1)
+	docs := []NamedDoc{
+		{Name: "guide.mdx", Data: []byte(page)},
+		{Name: "esm.md", Data: []byte("import X from 'x'\n\n<div>\n## Shown in MDX\n</div>\n")},
+		{Name: "plain.md", Data: []byte("<div>\n## Hidden\n</div>\n\n## Shown\n")},
+	}
+	checkCombined(t, docs)
+	combined, parts := Combine(docs)
+	whole := Parse(combined)
+	lines := strings.SplitAfter(string(combined), "\n")
+	for _, p := range parts {
+		var inWhole []string
+		for _, h := range whole.headings {
+			if h.Line > p.StartLine && h.Line <= p.EndLine {
+				inWhole = append(inWhole, h.Title)
+			}
+		}
+		var alone []string
+		for _, h := range ParseNamed(p.Name, strings.Join(lines[p.StartLine:p.EndLine], "")).headings {
+			alone = append(alone, h.Title)
+		}
+		if strings.Join(alone, ", ") != strings.Join(inWhole, ", ") || len(alone) == 0 {
+			t.Errorf("%s: alone %q, in the whole %q", p.Name, alone, inWhole)
+		}
+	}
+	if d := ParseNamed("plain.md", string(docs[2].Data)); len(d.headings) != 1 {
+		t.Errorf("plain.md: %+v", d.headings)
+	}
+	if d := ParseNamed("page.mdx", page); len(d.headings) != 7 {
+		t.Errorf("page.mdx: %d headings", len(d.headings))
+	}
+}
