@@ -31,8 +31,11 @@ import (
 // lines is an ESM import or export, which MDX alone allows there, since the
 // text of one document comes without its file name. In several documents
 // joined by Combine, a part is MDX when its "# name" heading names an .mdx
-// file. A markdown file keeps CommonMark's reading, and so does a lone MDX
-// page without an import or export at its top.
+// file or its own top is such a line. A markdown file keeps CommonMark's
+// reading, and so does a lone MDX page without an import or export at its
+// top: the callers that parse one document again (a remote worker, the MCP
+// tools) know its text, not always its name, and every parse of a text must
+// find the same headings.
 
 // mdxView returns v as the structure pass reads it: component lines blank
 // in any document, and lower-case HTML lines blank in an MDX page (mdx set,
@@ -99,13 +102,15 @@ func mdxParts(v []byte) []mdxPart {
 // ("import Tabs from '@theme/Tabs';", "import './a.css'", "export const x").
 var esmLine = regexp.MustCompile(`^[ \t]*(?:import[ \t]+(?:['"{*]|[\w$]+[ \t]*,|[\w$]+[ \t]+from[ \t]+['"])|export[ \t]+(?:(?:const|let|var|function|async|class|default)\b|[{*]))`)
 
-// isMDX reports whether v's first line after front matter and blank lines
-// is an ESM import or export.
+// isMDX reports whether v's first line after front matter, blank lines and
+// component lines is an ESM import or export. The component lines, which
+// the structure pass reads as blank, are passed over so that its reading of
+// v, blanked or not, is one.
 func isMDX(v []byte) bool {
 	rest := v[frontMatterEnd(v):]
 	for len(rest) > 0 {
 		line, after, _ := bytes.Cut(rest, []byte("\n"))
-		if len(bytes.TrimSpace(line)) > 0 {
+		if t := bytes.TrimSpace(line); len(t) > 0 && !(t[0] == '<' && isJSXTagLine(t)) {
 			return esmLine.Match(line)
 		}
 		rest = after

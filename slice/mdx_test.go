@@ -85,6 +85,7 @@ func FuzzBlankJSXLines(f *testing.F) {
 	f.Add([]byte(mdxHTML), true)
 	f.Add([]byte("<Tabs>\r\n<>\n</>\n  <A b=\">\" />\n<Foo>x</Foo>"), false)
 	f.Add([]byte("<h1>\n<Logo />\n<div>\n</h1>\n<div>x</div>\n"), true)
+	f.Add([]byte("<Tabs>\nimport X from 'x'\n<div>\n# a.md\n<Tabs>\nexport const a = 1\n<div>\n"), false)
 	f.Fuzz(func(t *testing.T, v []byte, mdx bool) {
 		in := string(v)
 		out := blankJSXLines(v, mdx, mdxParts(v))
@@ -187,6 +188,7 @@ func TestIsMDX(t *testing.T) {
 		{"export your files\n", false},
 		{"# Title\nimport X from 'x'\n", false},
 		{"<div>\nimport X from 'x'\n", false},
+		{"<Tabs>\n\nimport X from 'x'\n", true},
 		{"", false},
 	} {
 		if got := isMDX([]byte(c.src)); got != c.mdx {
