@@ -105,7 +105,8 @@ func (r *run) splitCombined() ([]outline.Source, []outlineDoc, bool) {
 			}
 			data = text[starts[from-1]:end]
 		}
-		srcs = append(srcs, outline.Source{Name: name, Doc: slice.ParseString(data)})
+		// By its name, so an .mdx file reads as it does in the whole.
+		srcs = append(srcs, outline.Source{Name: name, Doc: slice.ParseNamed(name, data)})
 		docs = append(docs, outlineDoc{name: name, first: h.Line, last: h.EndLine, offset: h.Line})
 	}
 	return srcs, docs, true

@@ -17,7 +17,7 @@ import (
 // same.
 func fullParseHeadings(src []byte) []string {
 	d := &Document{src: src, lineStarts: lineStarts(src)}
-	v := parseView(src)
+	v := parseView(src, false)
 	root := markdown().Parse(text.NewReader(v))
 	var out []string
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {

@@ -2,6 +2,7 @@ package slice
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"unicode/utf8"
 
@@ -53,7 +54,7 @@ func Combine(docs []NamedDoc) (combined []byte, parts []Part) {
 		line++
 		// A lone '\r' ends a line: as '\n' it does so for every step
 		// below, which split on '\n', and the line count is the same.
-		body := demote(loneCRToLF(nd.Data))
+		body := demote(loneCRToLF(nd.Data), isMDXName(name))
 		if len(body) > 0 && body[len(body)-1] != '\n' {
 			body = append(body, '\n')
 		}
@@ -69,8 +70,8 @@ func Combine(docs []NamedDoc) (combined []byte, parts []Part) {
 
 // demote rewrites one file's section headings a level down, keeping its
 // line count so Part can map lines back.
-func demote(src []byte) []byte {
-	d := Parse(src)
+func demote(src []byte, mdx bool) []byte {
+	d, _ := parseContext(context.Background(), string(src), mdx)
 	lines := bytes.SplitAfter(src, []byte("\n"))
 	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
 		lines = lines[:len(lines)-1]
@@ -96,7 +97,11 @@ func demote(src []byte) []byte {
 			continue
 		}
 		if h.html {
-			lines[h.Line-1] = demoteHTMLHeading(lines[h.Line-1], h.Level)
+			one := h.rawEnd <= h.Line
+			lines[h.Line-1] = demoteHTMLHeading(lines[h.Line-1], h.Level, true, one)
+			if !one {
+				lines[h.rawEnd-1] = demoteHTMLHeading(lines[h.rawEnd-1], h.Level, false, true)
+			}
 			continue
 		}
 		if !h.setext {
@@ -205,7 +210,7 @@ const probeHead = "# x\n"
 func probeView(body, closer []byte) []byte {
 	v := make([]byte, 0, len(probeHead)+len(body)+len(closer)+len(probeHead))
 	v = append(append(append(append(v, probeHead...), body...), closer...), probeHead...)
-	return parseView(v)
+	return parseView(v, false)
 }
 
 // probe parses body and closer between two headings and returns nil when the

@@ -2,6 +2,7 @@ package slice
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 )
@@ -29,7 +30,7 @@ func checkCombined(t *testing.T, docs []NamedDoc) {
 		if top[i].Title != p.Name || top[i].Line != p.StartLine || p.Name != docs[i].Name {
 			t.Fatalf("top-level heading %d is %q at line %d, want %q at line %d in:\n%s", i, top[i].Title, top[i].Line, p.Name, p.StartLine, show(combined))
 		}
-		src := Parse(docs[i].Data)
+		src, _ := parseContext(context.Background(), string(docs[i].Data), isMDXName(docs[i].Name))
 		srcLines := src.Lines()
 		if p.EndLine != p.StartLine+len(srcLines) {
 			t.Fatalf("part %q ends at line %d, want %d (%d file lines after line %d)", p.Name, p.EndLine, p.StartLine+len(srcLines), len(srcLines), p.StartLine)

@@ -179,9 +179,15 @@ func ParseString(s string) *Document {
 // CappedLines says on how many lines; headings past MaxHeadings are read as
 // text, and HeadingsCut says how many.
 func ParseContext(ctx context.Context, s string) (*Document, error) {
+	return parseContext(ctx, s, false)
+}
+
+// parseContext is ParseContext, reading s as an MDX page (mdx.go) when mdx
+// is set or its content says so.
+func parseContext(ctx context.Context, s string, mdx bool) (*Document, error) {
 	src := unsafe.Slice(unsafe.StringData(s), len(s)) // never written to
 	d := &Document{text: s, src: src, lineStarts: lineStarts(src)}
-	parseSrc, capped := capNesting(parseView(src))
+	parseSrc, capped := capNesting(parseView(src, mdx))
 	d.capped = capped
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -209,7 +215,7 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 					d.headingsCut++
 					continue
 				}
-				stack = d.push(stack, Heading{Level: hh.level, Title: hh.title, Line: hh.line, ID: hh.id, rawEnd: hh.line, html: true})
+				stack = d.push(stack, Heading{Level: hh.level, Title: hh.title, Line: hh.line, ID: hh.id, rawEnd: hh.endLine, html: true})
 			}
 			continue
 		}
@@ -305,9 +311,10 @@ func (d *Document) CappedLines() int { return d.capped }
 // breaks as src, so offsets map to lines directly. A lone '\r' ends a line
 // as '\n' and "\r\n" do, and becomes '\n' so that goldmark and front
 // matter detection read it so too; front matter is blanked (goldmark would
-// read it as a thematic break and a setext heading).
-func parseView(src []byte) []byte {
-	v := blankJSXLines(loneCRToLF(src))
+// read it as a thematic break and a setext heading). JSX and, in MDX, HTML
+// element lines read as blank (mdx.go).
+func parseView(src []byte, mdx bool) []byte {
+	v := mdxView(loneCRToLF(src), mdx)
 	end := frontMatterEnd(v)
 	if end == 0 {
 		return v
