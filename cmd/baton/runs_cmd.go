@@ -287,8 +287,13 @@ func indexRun(stderr io.Writer, dir string) {
 
 func indexWith(stderr io.Writer, where, folder string, index func(*history.DB) error) {
 	if err := withHistory(stderr, index); err != nil {
-		fmt.Fprintf(stderr, "baton: warning: the run is saved in %s but not in the run history: %s (baton runs import %s adds it later)\n", where, oneLine(err.Error()), folder)
+		warnNotIndexed(stderr, where, folder, err)
 	}
+}
+
+// warnNotIndexed says that a run saved in where is not in the run history.
+func warnNotIndexed(stderr io.Writer, where, folder string, err error) {
+	fmt.Fprintf(stderr, "baton: warning: the run is saved in %s but not in the run history: %s (baton runs import %s adds it later)\n", where, oneLine(err.Error()), folder)
 }
 
 // parseSince reads --since: a duration back from now (with d and w for
