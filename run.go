@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/baton-dev/baton/history"
@@ -222,12 +223,16 @@ func loadWorkflow(path string, warn func(string)) (*workflow.Workflow, error) {
 // runConfig is the runner's configuration of the request, the agent
 // command chosen and whether the run resumes.
 func (o *options) runConfig(req RunRequest, wf *workflow.Workflow) (*runner.Config, RunStart, error) {
+	agent := wf.AgentCmd
+	if req.AgentCmd != nil {
+		agent = *req.AgentCmd
+	}
+	if req.Engine != nil && agent != "" {
+		return nil, RunStart{}, &RequestError{Field: "engine", Rule: strings.TrimSpace(req.EngineName + " records a step's model and tool calls; a step run by an agent command makes none that baton sees")}
+	}
 	start, err := o.chooseAgent(req, wf)
 	if err != nil {
 		return nil, start, err
-	}
-	if req.Engine != nil && start.AgentCmd != "" {
-		return nil, start, &RequestError{Field: "engine", Rule: "records a step's model and tool calls; a step run by an agent command makes none that baton sees"}
 	}
 	cfg := &runner.Config{
 		Workflow: wf, ModelName: req.Model, ModelExplicit: req.Model != "",

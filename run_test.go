@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-dev/baton"
+	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/internal/testws"
 	"github.com/baton-dev/baton/llm/llmtest"
 )
@@ -95,6 +96,14 @@ func TestRunRefusesBadRequests(t *testing.T) {
 	var re *baton.RequestError
 	if _, err := baton.Run(context.Background(), baton.RunRequest{Workflow: exampleWorkflow(t), MaxTurns: -1}); !errors.As(err, &re) || re.Field != "max_turns" {
 		t.Errorf("MaxTurns -1: %v, want a request error naming max_turns", err)
+	}
+	agent := "true"
+	open := func(context.Context, string, engine.Tasks) (engine.Engine, error) {
+		t.Error("the engine was opened for a run of an agent command")
+		return nil, errors.New("not opened")
+	}
+	if _, err := baton.Run(context.Background(), baton.RunRequest{Workflow: exampleWorkflow(t), AgentCmd: &agent, Engine: open, EngineName: "dbos"}); !errors.As(err, &re) || re.Field != "engine" {
+		t.Errorf("an engine with an agent command: %v, want a request error naming engine", err)
 	}
 	_, err := baton.Run(context.Background(), baton.RunRequest{Workflow: filepath.Join(t.TempDir(), "baton.yaml")})
 	if !errors.Is(err, baton.ErrNoWorkflow) {

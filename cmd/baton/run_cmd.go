@@ -314,16 +314,6 @@ func printRunPlan(w io.Writer, wf *workflow.Workflow, p *runner.Plan) error {
 	return nil
 }
 
-// prefixWriter prefixes each line the runner logs with "baton: ".
-type prefixWriter struct{ w io.Writer }
-
-func (p prefixWriter) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(p.w, "baton: "+string(b)); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
 // runCost is the summary line's cost clause: every paid call of the run so
 // far (a resume's included), priced from the run log as the run history
 // prices it, so the two never disagree. An external agent's steps report

@@ -279,12 +279,6 @@ func indexAsk(stderr io.Writer, rec *orchestrate.Record, path string) {
 	indexWith(stderr, path, filepath.Dir(path), func(d *history.DB) error { return d.IndexRecord(rec, path) })
 }
 
-// indexRun adds the workflow run in dir (.baton/runs/<id>) to the run
-// history, as indexAsk does an ask.
-func indexRun(stderr io.Writer, dir string) {
-	indexWith(stderr, dir, filepath.Dir(dir), func(d *history.DB) error { return d.IndexRunDir(dir) })
-}
-
 func indexWith(stderr io.Writer, where, folder string, index func(*history.DB) error) {
 	if err := withHistory(stderr, index); err != nil {
 		warnNotIndexed(stderr, where, folder, err)
