@@ -123,14 +123,15 @@ resume prints the command it runs.`,
 
 func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
 	stderr := cmd.ErrOrStderr()
-	if !f.dryRun {
+	var open runner.EngineOpener
+	if !f.dryRun { // a dry run calls no model and records nothing
 		if err := checkRunLimits(cmd, f); err != nil {
 			return err
 		}
-	}
-	open, err := engineOpener(f)
-	if err != nil {
-		return err
+		var err error
+		if open, err = engineOpener(f); err != nil {
+			return err
+		}
 	}
 	// While the run goes the progress display owns stderr: every line is
 	// written above its live line.

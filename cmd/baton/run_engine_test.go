@@ -63,3 +63,15 @@ func TestRunEngineRefusesTheWorkflowsAgentCmd(t *testing.T) {
 		t.Errorf("a refused run left a run folder")
 	}
 }
+
+// A dry run calls no model and records nothing: --engine dbos needs no
+// database for it.
+func TestRunDryRunNeedsNoDatabase(t *testing.T) {
+	isolateEnv(t)
+	t.Setenv("BATON_DATABASE_URL", "")
+	wf := filepath.Join(exampleWorkspace(t), "baton.yaml")
+	code, out, errOut := runBaton(t, "", "run", "--dry-run", "--engine", "dbos", "--workflow", wf)
+	if code != exitOK || !strings.Contains(out, "No model was called") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the dry run's plan", code, out, errOut)
+	}
+}
