@@ -30,4 +30,9 @@
 // WithRecorder for where the record is saved, WithTracer and WithEngine.
 // NewModel and Stack build the model stack alone, for code that calls a
 // model itself.
+//
+// Run is the same front door for skill workflows: it runs or resumes a
+// workflow as `baton run` and `baton resume` do, with the same options for
+// the model, and WithRunEvents and WithRunHistory for its progress and the
+// run history.
 package baton

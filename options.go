@@ -16,7 +16,7 @@ import (
 	"github.com/baton-dev/baton/orchestrate"
 )
 
-// Option changes how Ask runs; none is needed.
+// Option changes how Ask or Run runs; none is needed.
 type Option func(*options)
 
 type options struct {
@@ -28,6 +28,9 @@ type options struct {
 	save    func(*orchestrate.Record) (string, error)
 	index   func(*orchestrate.Record, string) error
 	engine  EngineFunc
+	// run and runIndex are Run's events and run history.
+	run      RunEvents
+	runIndex func(runDir string) error
 }
 
 // EngineFunc opens the engine the sub-agent calls run on, given the model
@@ -78,15 +81,21 @@ func (o *options) model(ctx context.Context, req AskRequest) (llm.Model, string,
 	if pol.OnRetry == nil {
 		pol.OnRetry = o.events.Retry
 	}
-	if o.client != nil {
-		return Stack(o.client, pol), o.clientP, &provider.Selection{Provider: o.clientP, Model: req.Model, LLM: o.client}, nil
-	}
-	m, sel, err := NewModel(ctx, ModelOptions{Provider: req.Provider, Model: req.Model, BaseURL: req.BaseURL,
+	m, sel, err := o.resolve(ctx, ModelOptions{Provider: req.Provider, Model: req.Model, BaseURL: req.BaseURL,
 		Window: req.Window, CallTimeout: req.CallTimeout, IdleTimeout: req.IdleTimeout, Getenv: o.getenv}, pol)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	return m, sel.Provider, sel, nil
+}
+
+// resolve is the caller's client or the environment's provider, inside
+// Stack: the one model stack of an ask and a run.
+func (o *options) resolve(ctx context.Context, mo ModelOptions, pol CallPolicy) (llm.Model, *provider.Selection, error) {
+	if o.client != nil {
+		return Stack(o.client, pol), &provider.Selection{Provider: o.clientP, Model: mo.Model, LLM: o.client}, nil
+	}
+	return NewModel(ctx, mo, pol)
 }
 
 // save writes the record and adds it to the run history; a failure of

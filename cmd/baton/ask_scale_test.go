@@ -58,26 +58,12 @@ func scaleCorpus(t *testing.T, dir string, n int) (planted, size int) {
 	return planted, size
 }
 
-// The issue's scale acceptance, end to end through the command: a corpus of
-// many documents totalling more than ten times the planner's window, asked
-// a question that needs every part (a count) and one that needs one
-// document. auto plans from the outline; the count runs map-reduce over
-// parts that each fit; the fake answers only from what it was sent (a part
-// not sent shows as a wrong total) and refuses anything over its window, so
-// its log is the proof that nothing over the window was sent. The record
-// shows the outline planner, the map and reduce calls, and both baselines.
-func TestAskCorpusTenTimesThePlannerWindow(t *testing.T) {
-	isolateEnv(t)
-	const window = 16384
-	dir := t.TempDir()
-	planted, size := scaleCorpus(t, dir, 72)
-	// Documents are named as a user in their folder would name them.
-	t.Chdir(dir)
-	if size < 10*window {
-		t.Fatalf("the corpus is %d tokens, under ten windows", size)
-	}
+// scaleFake answers only from what it was sent: the planner's plan names
+// site 31's log by its outline path, the map calls count the flags in their
+// part, and the reduce and the synthesis add up what they were given.
+func scaleFake() llmtest.Rule {
 	pick := regexp.MustCompile(`(?m)^(\S*site-31\.md > Site log 31) \[lines`)
-	s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+	return llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
 		last := r.Messages[len(r.Messages)-1].Content
 		switch {
 		case strings.Contains(r.System, "You are the planner"):
@@ -103,7 +89,28 @@ func TestAskCorpusTenTimesThePlannerWindow(t *testing.T) {
 			return llmtest.Text("the tag is " + regexp.MustCompile(`site-tag-\d+`).FindString(ctx))
 		}
 		return llmtest.Text(fmt.Sprintf("count: %d", strings.Count(ctx, scaleMarker)))
-	}))
+	})
+}
+
+// The issue's scale acceptance, end to end through the command: a corpus of
+// many documents totalling more than ten times the planner's window, asked
+// a question that needs every part (a count) and one that needs one
+// document. auto plans from the outline; the count runs map-reduce over
+// parts that each fit; the fake answers only from what it was sent (a part
+// not sent shows as a wrong total) and refuses anything over its window, so
+// its log is the proof that nothing over the window was sent. The record
+// shows the outline planner, the map and reduce calls, and both baselines.
+func TestAskCorpusTenTimesThePlannerWindow(t *testing.T) {
+	isolateEnv(t)
+	const window = 16384
+	dir := t.TempDir()
+	planted, size := scaleCorpus(t, dir, 72)
+	// Documents are named as a user in their folder would name them.
+	t.Chdir(dir)
+	if size < 10*window {
+		t.Fatalf("the corpus is %d tokens, under ten windows", size)
+	}
+	s := llmtest.NewServer(t, scaleFake())
 	s.SetContextWindow(window)
 	t.Setenv("ANTHROPIC_API_KEY", "k")
 	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/telemetry"
 )
 
@@ -128,6 +129,21 @@ func TestAskExportsGenAITraces(t *testing.T) {
 	if len(chats) != 4 || s.Count() != 5 {
 		t.Fatalf("chat spans %d (want 4), requests %d (want 5): %v", len(chats), s.Count(), names(spans))
 	}
+	checkAskChatSpans(t, chats, root, rec)
+	if intAttr(t, root, telemetry.AttrNaiveInputTokens) != int64(rec.Accounting.NaiveInputTokens) ||
+		intAttr(t, root, telemetry.AttrSingleCallInputTokens) != int64(rec.Accounting.SingleCallInputTokens) {
+		t.Errorf("baselines on the workflow span differ from the record's accounting %+v", rec.Accounting)
+	}
+	checkAskAgentSpans(t, spans, chats, root, rec)
+	if p := byName["plan"][0]; string(p.ParentSpanId) != string(root.SpanId) {
+		t.Error("the plan span is not a child of the workflow")
+	}
+}
+
+// checkAskChatSpans checks each call's span: its attributes, its usage (their
+// sum is the record's), the one retry event, all in the ask's trace.
+func checkAskChatSpans(t *testing.T, chats []*tracepb.Span, root *tracepb.Span, rec orchestrate.Record) {
+	t.Helper()
 	var sum llm.Usage
 	retries := 0
 	for _, c := range chats {
@@ -161,12 +177,16 @@ func TestAskExportsGenAITraces(t *testing.T) {
 	if retries != 1 {
 		t.Errorf("retry events %d, want 1", retries)
 	}
-	if intAttr(t, root, telemetry.AttrNaiveInputTokens) != int64(rec.Accounting.NaiveInputTokens) ||
-		intAttr(t, root, telemetry.AttrSingleCallInputTokens) != int64(rec.Accounting.SingleCallInputTokens) {
-		t.Errorf("baselines on the workflow span differ from the record's accounting %+v", rec.Accounting)
+}
+
+// checkAskAgentSpans checks that each sub-agent's span carries its slice and
+// usage, and that its call is its child.
+func checkAskAgentSpans(t *testing.T, spans, chats []*tracepb.Span, root *tracepb.Span, rec orchestrate.Record) {
+	t.Helper()
+	byName := map[string][]*tracepb.Span{}
+	for _, sp := range spans {
+		byName[sp.Name] = append(byName[sp.Name], sp)
 	}
-	// Each sub-agent's span carries its slice and usage, and its call is
-	// its child.
 	agents := 0
 	for _, sub := range rec.Subtasks {
 		if sub.Mode != "delegated" {
@@ -201,9 +221,6 @@ func TestAskExportsGenAITraces(t *testing.T) {
 	}
 	if agents != 2 {
 		t.Errorf("%d invoke_agent spans matched, want 2", agents)
-	}
-	if p := byName["plan"][0]; string(p.ParentSpanId) != string(root.SpanId) {
-		t.Error("the plan span is not a child of the workflow")
 	}
 }
 

@@ -42,6 +42,27 @@ func mcpCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 	}
 }
 
+// mcpSession is a client connected in memory to an MCP server over root;
+// both close when the test ends.
+func mcpSession(t *testing.T, root string) *mcp.ClientSession {
+	t.Helper()
+	s, err := mcpserver.New(mcpserver.Config{Root: root, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.SDK().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
 // The CLI, the MCP tools and the run record name the same passages: baton
 // slice --passages and the outline tool list the same index, --passage and
 // the slice tool cut the same text, and an ask over a document with no
@@ -65,21 +86,7 @@ func TestPassagesAgreeAcrossCLIAndMCPAndRecord(t *testing.T) {
 		t.Fatalf("slice --passages --json: %v, %d passages", err, len(cli))
 	}
 
-	s, err := mcpserver.New(mcpserver.Config{Root: dir, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.SDK().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-
+	cs := mcpSession(t, dir)
 	var o mcpserver.OutlineOut
 	mcpCall(t, cs, "outline", map[string]any{"documents": []string{"bio.txt"}}, &o)
 	got := o.Outline.Documents[0].Passages

@@ -1,23 +1,19 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.opentelemetry.io/otel/trace"
 
+	"github.com/baton-dev/baton"
 	"github.com/baton-dev/baton/history"
-	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/pricing"
-	"github.com/baton-dev/baton/runlock"
 	"github.com/baton-dev/baton/runner"
-	"github.com/baton-dev/baton/telemetry"
 	"github.com/baton-dev/baton/workflow"
 )
 
@@ -126,65 +122,65 @@ resume prints the command it runs.`,
 }
 
 func runWorkflow(cmd *cobra.Command, f runFlags, resume bool) error {
-	ctx := cmd.Context()
-	stderr, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
-	wf, err := workflow.Load(f.workflow)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no workflow file %s (give one with --workflow)", f.workflow)
+	stderr := cmd.ErrOrStderr()
+	var open runner.EngineOpener
+	if !f.dryRun { // a dry run calls no model and records nothing
+		if err := checkRunLimits(cmd, f); err != nil {
+			return err
 		}
-		return err
-	}
-	for _, w := range wf.Warnings {
-		fmt.Fprintf(stderr, "baton: warning: %s\n", w)
-	}
-	if f.dryRun {
-		return printRunPlan(out, wf, f.models.model)
-	}
-	if err := checkRunLimits(cmd, f); err != nil {
-		return err
-	}
-	open, err := engineOpener(cmd, f, wf)
-	if err != nil {
-		return err
-	}
-	resuming, err := chooseAgent(cmd, &f, wf, resume, stderr)
-	if err != nil {
-		return err
-	}
-	// Traces go out only when an OTLP endpoint is set.
-	tracer, flush, err := startTelemetry(ctx, stderr)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	prog := stderrProgress(stderr)
-	f.models.onRetry = prog.retry
-	cfg := runner.Config{
-		Workflow: wf, ModelName: f.models.model, ModelExplicit: cmd.Flags().Changed("model"), AgentCmd: f.agentCmd, AgentTimeout: f.agentTimeout,
-		MaxTurns: f.maxTurns, MaxSteps: f.maxSteps, SubagentConcurrency: f.concurrency, Log: prefixWriter{stderr},
-		Engine: open, EngineName: f.engine,
-	}
-	// While the run goes the progress display owns stderr: the runner's
-	// lines are written above its live line.
-	cfg.Log, cfg.Progress = prog.logWriter(), prog.event
-	if f.agentCmd == "" { // an external agent brings its own model
-		if err := runModel(ctx, &cfg, &f, tracer, stderr); err != nil {
+		var err error
+		if open, err = engineOpener(f); err != nil {
 			return err
 		}
 	}
-	cfg.Trace = telemetry.Run(tracer, cfg.Provider, telemetry.CaptureContent(os.Getenv))
-	var res *runner.Result
-	prog.start()
+	// While the run goes the progress display owns stderr: every line is
+	// written above its live line.
+	prog := stderrProgress(stderr)
 	defer prog.close() // on a panic too: the live line is finalised
-	switch {
-	case resuming:
-		res, err = runner.Resume(ctx, cfg)
-	default:
-		res, err = runner.Run(ctx, cfg)
+	log := prog.logWriter()
+	events := baton.RunEvents{
+		Start:    func(baton.RunStart) { prog.start() },
+		Progress: prog.event, Log: log, Retry: prog.retry,
+		Notice:  func(msg string) { fmt.Fprintln(log, msg) },
+		Warning: func(msg string) { fmt.Fprintf(log, "warning: %s\n", msg) },
 	}
+	index := func(dir string) error {
+		prog.close() // the history's notes are plain lines
+		return withHistory(stderr, func(d *history.DB) error { return d.IndexRunDir(dir) })
+	}
+	res, err := baton.Run(cmd.Context(), runRequest(cmd, f, resume, open), baton.WithRunEvents(events), baton.WithRunHistory(index))
 	prog.close()
-	return runOutcome(cmd, f, wf, res, err)
+	if errors.Is(err, baton.ErrNoWorkflow) {
+		return fmt.Errorf("no workflow file %s (give one with --workflow)", f.workflow)
+	}
+	var re *baton.RequestError
+	if errors.As(err, &re) {
+		// The library names the request's fields; the command its flags.
+		return usageErrorf("--%s %s", strings.ReplaceAll(re.Field, "_", "-"), re.Rule)
+	}
+	if f.dryRun && err == nil {
+		return printRunPlan(cmd.OutOrStdout(), res.Workflow, res.Plan)
+	}
+	return runOutcome(cmd, f, res, err)
+}
+
+// runRequest maps the flags onto the library's request.
+func runRequest(cmd *cobra.Command, f runFlags, resume bool, open runner.EngineOpener) baton.RunRequest {
+	mo := f.models.options()
+	pol := f.models.policy(f.concurrency+1, cmd.ErrOrStderr())
+	pol.OnRetry = nil // the progress display's (RunEvents.Retry)
+	req := baton.RunRequest{
+		Workflow: f.workflow, Resume: resume, Fresh: f.fresh, DryRun: f.dryRun,
+		Provider: mo.Provider, Model: mo.Model, BaseURL: mo.BaseURL,
+		AgentTimeout: f.agentTimeout, MaxTurns: f.maxTurns, Concurrency: f.concurrency, MaxSteps: f.maxSteps,
+		Engine: open, EngineName: f.engine,
+		Calls:       pol,
+		CallTimeout: mo.CallTimeout, IdleTimeout: mo.IdleTimeout,
+	}
+	if cmd.Flags().Changed("agent-cmd") {
+		req.AgentCmd = &f.agentCmd
+	}
+	return req
 }
 
 // checkRunLimits refuses limits a run could not go on with.
@@ -198,16 +194,16 @@ func checkRunLimits(cmd *cobra.Command, f runFlags) error {
 	if cmd.Flags().Changed("max-steps") && f.maxSteps < 1 {
 		return usageErrorf("--max-steps must be at least 1")
 	}
-	return nil
+	return f.models.check()
 }
 
 // engineOpener is the engine --engine names: nil for the in-process one.
-func engineOpener(cmd *cobra.Command, f runFlags, wf *workflow.Workflow) (runner.EngineOpener, error) {
+func engineOpener(f runFlags) (runner.EngineOpener, error) {
 	switch f.engine {
 	case "local":
 		return nil, nil
 	case "dbos":
-		if f.agentCmd != "" || (!cmd.Flags().Changed("agent-cmd") && wf.AgentCmd != "") {
+		if f.agentCmd != "" {
 			return nil, usageErrorf("--engine dbos records a step's model and tool calls; a step run by an agent command makes none that baton sees")
 		}
 		url, err := databaseURL(f.databaseURL)
@@ -220,83 +216,23 @@ func engineOpener(cmd *cobra.Command, f runFlags, wf *workflow.Workflow) (runner
 	}
 }
 
-// chooseAgent decides whether the run resumes and which agent command runs
-// its steps (into f.agentCmd), and says so on stderr.
-func chooseAgent(cmd *cobra.Command, f *runFlags, wf *workflow.Workflow, resume bool, stderr io.Writer) (resuming bool, err error) {
-	var info runner.RunInfo
-	unfinished := false
-	if resume || !f.fresh {
-		if info, unfinished, err = runner.UnfinishedRun(wf); err != nil {
-			return false, err
-		}
-	}
-	resuming = resume || (unfinished && !f.fresh)
-	// A workspace another process is running is refused before anything
-	// is said about resuming it; the runner's own lock is what guards it.
-	if err := runlock.Check(wf.Dir); err != nil {
-		return false, err
-	}
-	if cmd.Flags().Changed("agent-cmd") {
-		if resuming && unfinished {
-			fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
-		}
-		return resuming, nil
-	}
-	// The command comes from the workflow file, never from current.json:
-	// anything under .baton/ may have been written by an agent, and a
-	// resume must not run what an agent chose.
-	f.agentCmd = wf.AgentCmd
-	if resuming && unfinished {
-		if info.AgentCmd != f.agentCmd {
-			return false, fmt.Errorf("run %s started with %s; without --agent-cmd it would resume with %s, since %s; pass --agent-cmd explicitly to choose the command",
-				info.ID, describeAgent(info.AgentCmd), describeAgent(f.agentCmd), agentSource(wf))
-		}
-		fmt.Fprintf(stderr, "baton: resuming run %s with %s\n", info.ID, describeAgent(f.agentCmd))
-	} else if f.agentCmd != "" {
-		fmt.Fprintf(stderr, "baton: running each step with agent command %q (agent_cmd in %s)\n", f.agentCmd, filepath.Base(wf.Path))
-	}
-	return resuming, nil
-}
-
-// runModel puts the model the flags choose into cfg, traced, with the
-// window its server reports.
-func runModel(ctx context.Context, cfg *runner.Config, f *runFlags, tracer trace.Tracer, stderr io.Writer) error {
-	wf := cfg.Workflow
-	// Ollama is asked to run every request with the workflow's declared
-	// window (capped by what the model supports).
-	f.models.window = wf.WindowTokens
-	model, sel, err := f.models.resolve(ctx, f.concurrency+1, stderr)
-	if err != nil {
-		return err
-	}
-	cfg.Model, cfg.ModelName, cfg.Provider = telemetry.Model(model, tracer, sel.Provider, telemetry.CaptureContent(os.Getenv)), sel.Model, sel.Provider
-	if sel.Window > 0 {
-		cfg.ServerWindow = sel.Window
-		if wf.WindowTokens > sel.Window {
-			fmt.Fprintf(stderr, "baton: warning: window_tokens %d is more than %s supports; every request is checked against its %d tokens\n", wf.WindowTokens, sel.Model, sel.Window)
-		}
-	}
-	return nil
-}
-
 // runOutcome indexes a run that began, and says how it ended: its summary,
 // or how to go on.
-func runOutcome(cmd *cobra.Command, f runFlags, wf *workflow.Workflow, res *runner.Result, err error) error {
+func runOutcome(cmd *cobra.Command, f runFlags, res *baton.RunResult, err error) error {
 	stderr, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	started := res != nil && res.RunID != ""
-	if started {
-		// Interrupted, failed or done: every run that began is in the history.
-		indexRun(stderr, batondir.At(wf.Dir).Run(res.RunID))
+	if started && res.IndexErr != nil {
+		warnNotIndexed(stderr, res.Dir, filepath.Dir(res.Dir), res.IndexErr)
 	}
 	if started && err != nil && cmd.Context().Err() != nil {
 		// Ctrl-C or SIGTERM: one line, and the exit code says the rest.
-		fmt.Fprintf(stderr, "baton: interrupted: %s; resume with: baton resume --workflow %s%s\n", stoppedAt(res, err), f.workflow, f.engineFlag())
+		fmt.Fprintf(stderr, "baton: interrupted: %s; resume with: baton resume --workflow %s%s\n", stoppedAt(res.Result, err), f.workflow, f.engineFlag())
 		return withCode(exitInterrupted, nil)
 	}
 	if started {
 		fmt.Fprintf(stderr, "baton: run %s: %d steps, %d resets, %d calls answered from journals; usage %d input, %d output tokens%s\n",
 			res.RunID, res.Steps, res.Resets, res.Replayed, res.Usage.InputTokens, res.Usage.OutputTokens,
-			runCost(batondir.At(wf.Dir).Run(res.RunID)))
+			runCost(res.Dir))
 	}
 	if err != nil {
 		if errors.Is(err, runner.ErrMaxSteps) || !started {
@@ -347,26 +283,8 @@ func (f runFlags) engineFlag() string {
 	return ""
 }
 
-// describeAgent names an agent command for a message.
-func describeAgent(cmd string) string {
-	if cmd == "" {
-		return "no agent command (steps on the provider)"
-	}
-	return fmt.Sprintf("agent command %q", cmd)
-}
-
-func agentSource(wf *workflow.Workflow) string {
-	if wf.AgentCmd == "" {
-		return filepath.Base(wf.Path) + " has no agent_cmd"
-	}
-	return "that is the agent_cmd in " + filepath.Base(wf.Path)
-}
-
-func printRunPlan(w io.Writer, wf *workflow.Workflow, model string) error {
-	p, err := runner.DryRun(wf, model)
-	if err != nil {
-		return err
-	}
+// printRunPlan prints a dry run's plan: the steps and their contexts.
+func printRunPlan(w io.Writer, wf *workflow.Workflow, p *runner.Plan) error {
 	fmt.Fprintf(w, "No model was called: this is a dry run of %s (%s).\n", wf.Name, filepath.ToSlash(wf.Path))
 	fmt.Fprintf(w, "Checked as a run checks them: %s, %s and the skills.\n", wf.State, wf.Ledger)
 	note := ""
@@ -395,16 +313,6 @@ func printRunPlan(w io.Writer, wf *workflow.Workflow, model string) error {
 		}
 	}
 	return nil
-}
-
-// prefixWriter prefixes each line the runner logs with "baton: ".
-type prefixWriter struct{ w io.Writer }
-
-func (p prefixWriter) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(p.w, "baton: "+string(b)); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }
 
 // runCost is the summary line's cost clause: every paid call of the run so

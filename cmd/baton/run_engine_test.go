@@ -40,3 +40,38 @@ func TestRunEngineFlagIsChecked(t *testing.T) {
 		t.Errorf("a refused run left a run folder")
 	}
 }
+
+// The workflow's agent_cmd is refused with --engine dbos as the flag is,
+// with a usage error and before anything is said about the run.
+func TestRunEngineRefusesTheWorkflowsAgentCmd(t *testing.T) {
+	isolateEnv(t)
+	dir := exampleWorkspace(t)
+	wf := filepath.Join(dir, "baton.yaml")
+	yml, err := os.ReadFile(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wf, append(yml, []byte("agent_cmd: \"true\"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runBaton(t, "", "run", "--workflow", wf, "--engine", "dbos", "--database-url", "postgres://x/y")
+	want := "--engine dbos records a step's model and tool calls; a step run by an agent command makes none that baton sees"
+	if code != exitUsage || strings.TrimSpace(errOut) != "baton: "+want {
+		t.Errorf("exit %d, stderr %q; want a usage error, the one line %q", code, errOut, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".baton", "runs")); err == nil {
+		t.Errorf("a refused run left a run folder")
+	}
+}
+
+// A dry run calls no model and records nothing: --engine dbos needs no
+// database for it.
+func TestRunDryRunNeedsNoDatabase(t *testing.T) {
+	isolateEnv(t)
+	t.Setenv("BATON_DATABASE_URL", "")
+	wf := filepath.Join(exampleWorkspace(t), "baton.yaml")
+	code, out, errOut := runBaton(t, "", "run", "--dry-run", "--engine", "dbos", "--workflow", wf)
+	if code != exitOK || !strings.Contains(out, "No model was called") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the dry run's plan", code, out, errOut)
+	}
+}

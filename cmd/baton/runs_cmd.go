@@ -279,16 +279,15 @@ func indexAsk(stderr io.Writer, rec *orchestrate.Record, path string) {
 	indexWith(stderr, path, filepath.Dir(path), func(d *history.DB) error { return d.IndexRecord(rec, path) })
 }
 
-// indexRun adds the workflow run in dir (.baton/runs/<id>) to the run
-// history, as indexAsk does an ask.
-func indexRun(stderr io.Writer, dir string) {
-	indexWith(stderr, dir, filepath.Dir(dir), func(d *history.DB) error { return d.IndexRunDir(dir) })
-}
-
 func indexWith(stderr io.Writer, where, folder string, index func(*history.DB) error) {
 	if err := withHistory(stderr, index); err != nil {
-		fmt.Fprintf(stderr, "baton: warning: the run is saved in %s but not in the run history: %s (baton runs import %s adds it later)\n", where, oneLine(err.Error()), folder)
+		warnNotIndexed(stderr, where, folder, err)
 	}
+}
+
+// warnNotIndexed says that a run saved in where is not in the run history.
+func warnNotIndexed(stderr io.Writer, where, folder string, err error) {
+	fmt.Fprintf(stderr, "baton: warning: the run is saved in %s but not in the run history: %s (baton runs import %s adds it later)\n", where, oneLine(err.Error()), folder)
 }
 
 // parseSince reads --since: a duration back from now (with d and w for

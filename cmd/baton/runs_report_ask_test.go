@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-dev/baton/internal/chromium"
 	"github.com/baton-dev/baton/llm/llmtest"
+	"github.com/baton-dev/baton/orchestrate"
 )
 
 // runbookDoc is the second document of the report's ask.
@@ -61,52 +62,9 @@ func dataAttrs(tag string) map[string]string {
 func TestRunsReportAskInBrowser(t *testing.T) {
 	bin := chromium.Require(t)
 	isolateEnv(t)
-	var failed atomic.Bool
-	s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
-		switch {
-		case strings.Contains(r.System, "You are the planner"):
-			return llmtest.Text(reportPlan)
-		case strings.Contains(r.System, "You are the synthesis step"):
-			return llmtest.Text("The outage lasted 3 h 42 min. See https://status.example.com/inc-4127 for the timeline.")
-		case strings.Contains(r.Messages[0].Content, "Say who is paged") && failed.CompareAndSwap(false, true):
-			return llmtest.Overloaded()
-		}
-		return llmtest.Text("finding")
-	}))
-	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
-	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
 	dir := t.TempDir()
-	runbook := filepath.Join(dir, "runbook.md")
-	if err := os.WriteFile(runbook, []byte(runbookDoc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--doc", runbook, "--json", "--runs-dir", filepath.Join(dir, "runs"),
-		"How long was the outage, what triggered it, what will change and who is paged?")
-	if code != exitOK {
-		t.Fatalf("ask: exit %d\n%s", code, errOut)
-	}
-	rec := decodeRecord(t, out)
-	if len(rec.DocumentMap) != 2 {
-		t.Fatalf("record document_map has %d documents, want 2", len(rec.DocumentMap))
-	}
-	var want []string
-	for _, st := range rec.Subtasks {
-		if st.Slice == nil {
-			continue
-		}
-		if st.Slice.Fallback || len(st.Slice.Unmatched) > 0 {
-			t.Fatalf("subtask %d: slice %+v; the plan's pointers should all match", st.Index+1, st.Slice)
-		}
-		for _, m := range st.Slice.Matched {
-			want = append(want, fmt.Sprintf("%d:%d-%d", st.Index, m.StartLine, m.EndLine))
-		}
-	}
-	if len(want) != 4 {
-		t.Fatalf("the record has %d matched ranges, want 4: %v", len(want), want)
-	}
-	if len(rec.Calls) != 5 || s.Count() != 6 {
-		t.Fatalf("record has %d calls and the fake saw %d requests; want 5 calls (planner, three sub-agents, synthesis), one retried", len(rec.Calls), s.Count())
-	}
+	rec := askForReport(t, dir)
+	want := matchedRanges(t, rec)
 
 	page := filepath.Join(dir, "report.html")
 	if code, _, errOut := runBaton(t, "", "runs", "report", rec.ID, "--out", page); code != exitOK {
@@ -124,6 +82,83 @@ func TestRunsReportAskInBrowser(t *testing.T) {
 	}
 
 	dom := chromium.DumpDOM(t, bin, page)
+	checkReportMap(t, dom, want)
+	checkReportBars(t, dom, rec.Accounting)
+	checkReportTimeline(t, dom, rec)
+
+	png := filepath.Join(dir, "report.png")
+	chromium.Screenshot(t, bin, page, png, 1280, 800)
+	colours, share, err := chromium.Blankness(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if colours < 3 || share < 0.02 {
+		t.Errorf("the report's screenshot looks blank: %d colours, %.3f of pixels not background", colours, share)
+	}
+}
+
+// askForReport runs the ask the report is made of: two documents, the
+// wire-level fake, one sub-agent call retried once.
+func askForReport(t *testing.T, dir string) orchestrate.Record {
+	t.Helper()
+	var failed atomic.Bool
+	s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		switch {
+		case strings.Contains(r.System, "You are the planner"):
+			return llmtest.Text(reportPlan)
+		case strings.Contains(r.System, "You are the synthesis step"):
+			return llmtest.Text("The outage lasted 3 h 42 min. See https://status.example.com/inc-4127 for the timeline.")
+		case strings.Contains(r.Messages[0].Content, "Say who is paged") && failed.CompareAndSwap(false, true):
+			return llmtest.Overloaded()
+		}
+		return llmtest.Text("finding")
+	}))
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
+	t.Setenv("ANTHROPIC_BASE_URL", s.AnthropicBaseURL())
+	runbook := filepath.Join(dir, "runbook.md")
+	if err := os.WriteFile(runbook, []byte(runbookDoc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--doc", runbook, "--json", "--runs-dir", filepath.Join(dir, "runs"),
+		"How long was the outage, what triggered it, what will change and who is paged?")
+	if code != exitOK {
+		t.Fatalf("ask: exit %d\n%s", code, errOut)
+	}
+	rec := decodeRecord(t, out)
+	if len(rec.DocumentMap) != 2 {
+		t.Fatalf("record document_map has %d documents, want 2", len(rec.DocumentMap))
+	}
+	if len(rec.Calls) != 5 || s.Count() != 6 {
+		t.Fatalf("record has %d calls and the fake saw %d requests; want 5 calls (planner, three sub-agents, synthesis), one retried", len(rec.Calls), s.Count())
+	}
+	return rec
+}
+
+// matchedRanges are the record's matched slice ranges, as subtask:start-end.
+func matchedRanges(t *testing.T, rec orchestrate.Record) []string {
+	t.Helper()
+	var want []string
+	for _, st := range rec.Subtasks {
+		if st.Slice == nil {
+			continue
+		}
+		if st.Slice.Fallback || len(st.Slice.Unmatched) > 0 {
+			t.Fatalf("subtask %d: slice %+v; the plan's pointers should all match", st.Index+1, st.Slice)
+		}
+		for _, m := range st.Slice.Matched {
+			want = append(want, fmt.Sprintf("%d:%d-%d", st.Index, m.StartLine, m.EndLine))
+		}
+	}
+	if len(want) != 4 {
+		t.Fatalf("the record has %d matched ranges, want 4: %v", len(want), want)
+	}
+	return want
+}
+
+// checkReportMap checks the document map's regions against the record's
+// slices.
+func checkReportMap(t *testing.T, dom string, want []string) {
+	t.Helper()
 	var got []string
 	for _, tag := range domSlice.FindAllString(dom, -1) {
 		a := dataAttrs(tag)
@@ -137,7 +172,12 @@ func TestRunsReportAskInBrowser(t *testing.T) {
 	if n := strings.Count(dom, "<title>Subtask "); n != len(want) {
 		t.Errorf("%d region tooltips, want %d", n, len(want))
 	}
-	a := rec.Accounting
+}
+
+// checkReportBars checks the token chart's bars against the record's
+// figures.
+func checkReportBars(t *testing.T, dom string, a orchestrate.Accounting) {
+	t.Helper()
 	bars := map[string]string{}
 	for _, tag := range domBar.FindAllString(dom, -1) {
 		m := dataAttrs(tag)
@@ -151,6 +191,11 @@ func TestRunsReportAskInBrowser(t *testing.T) {
 			t.Errorf("token bar %s = %q, want the record's %d", k, bars[k], v)
 		}
 	}
+}
+
+// checkReportTimeline checks one timeline bar per call, and the one retry.
+func checkReportTimeline(t *testing.T, dom string, rec orchestrate.Record) {
+	t.Helper()
 	calls := domCall.FindAllString(dom, -1)
 	if len(calls) != len(rec.Calls) {
 		t.Errorf("timeline has %d bars, want one per call (%d)", len(calls), len(rec.Calls))
@@ -168,16 +213,6 @@ func TestRunsReportAskInBrowser(t *testing.T) {
 	}
 	if retried != 1 || strings.Count(dom, `class="wait"`) != 1 {
 		t.Errorf("%d calls drawn with two attempts and %d waits, want the one retry", retried, strings.Count(dom, `class="wait"`))
-	}
-
-	png := filepath.Join(dir, "report.png")
-	chromium.Screenshot(t, bin, page, png, 1280, 800)
-	colours, share, err := chromium.Blankness(png)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if colours < 3 || share < 0.02 {
-		t.Errorf("the report's screenshot looks blank: %d colours, %.3f of pixels not background", colours, share)
 	}
 }
 

@@ -36,12 +36,15 @@ func writeProviderError(w http.ResponseWriter, anthropic bool, status int, typ, 
 	_ = json.NewEncoder(w).Encode(body)
 }
 
+// setup is a gateway in front of the fake, the environment that reaches
+// it, and the secret that must not leak.
+type setup struct {
+	env    map[string]string
+	secret string
+	gw     *llmtest.Gateway
+}
+
 func TestAskNeverLeaksGatewaySecrets(t *testing.T) {
-	type setup struct {
-		env    map[string]string
-		secret string
-		gw     *llmtest.Gateway
-	}
 	cases := []struct {
 		name string
 		make func(t *testing.T, s *llmtest.Server, anthropic bool) setup
@@ -87,54 +90,61 @@ func TestAskNeverLeaksGatewaySecrets(t *testing.T) {
 				isolateEnv(t)
 				s := llmtest.NewServer(t, askScript())
 				st := tc.make(t, s, p == "anthropic")
-				for k, v := range st.env {
-					t.Setenv(k, v)
-				}
-				runs := t.TempDir()
-				code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--json", "--max-attempts", "2", "--runs-dir", runs, "How long was the outage and why?")
-				seen := st.gw.Seen()
-				if len(seen) == 0 {
-					t.Fatalf("nothing reached the gateway; exit %d\nstderr: %s", code, errOut)
-				}
-				for _, r := range seen {
-					if st.secret == queryToken && !strings.Contains(r.RawQuery, "key="+queryToken) {
-						t.Errorf("request to %s arrived without the base URL's query string (got %q)", r.Path, r.RawQuery)
-					}
-				}
-				if code != exitPartial {
-					t.Fatalf("exit %d, want %d (partial)\nstderr: %s", code, exitPartial, errOut)
-				}
-				rec := decodeRecord(t, out)
-				if rec.Subtasks[1].Status != orchestrate.StatusFailed {
-					t.Fatalf("subtask 2 = %+v, want failed", rec.Subtasks[1])
-				}
-				synth := ""
-				for _, r := range seen {
-					if strings.Contains(r.Body, "You are the synthesis step") {
-						synth = r.Body
-					}
-				}
-				if !strings.Contains(synth, "FAILED") {
-					t.Fatalf("the synthesis prompt does not quote the failure:\n%s", synth)
-				}
-				files, _ := filepath.Glob(filepath.Join(runs, "*.json"))
-				if len(files) != 1 {
-					t.Fatalf("saved records: %v", files)
-				}
-				saved, _ := os.ReadFile(files[0])
-				where := map[string]string{"stdout": out, "stderr": errOut, "the saved record": string(saved)}
-				for i, r := range seen {
-					where["request body "+string(rune('a'+i))] = r.Body
-				}
-				for name, text := range where {
-					if i := strings.Index(text, st.secret); i >= 0 {
-						t.Errorf("%s holds the secret: …%s…", name, text[max(0, i-120):min(len(text), i+len(st.secret)+40)])
-					}
-				}
-				t.Logf("subtask error as recorded: %s", rec.Subtasks[1].Error)
+				askThroughGateway(t, st)
 			})
 		}
 	}
+}
+
+// askThroughGateway runs an ask through the gateway with one failing
+// subtask, and checks that the secret is in no output, record or request.
+func askThroughGateway(t *testing.T, st setup) {
+	t.Helper()
+	for k, v := range st.env {
+		t.Setenv(k, v)
+	}
+	runs := t.TempDir()
+	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--json", "--max-attempts", "2", "--runs-dir", runs, "How long was the outage and why?")
+	seen := st.gw.Seen()
+	if len(seen) == 0 {
+		t.Fatalf("nothing reached the gateway; exit %d\nstderr: %s", code, errOut)
+	}
+	for _, r := range seen {
+		if st.secret == queryToken && !strings.Contains(r.RawQuery, "key="+queryToken) {
+			t.Errorf("request to %s arrived without the base URL's query string (got %q)", r.Path, r.RawQuery)
+		}
+	}
+	if code != exitPartial {
+		t.Fatalf("exit %d, want %d (partial)\nstderr: %s", code, exitPartial, errOut)
+	}
+	rec := decodeRecord(t, out)
+	if rec.Subtasks[1].Status != orchestrate.StatusFailed {
+		t.Fatalf("subtask 2 = %+v, want failed", rec.Subtasks[1])
+	}
+	synth := ""
+	for _, r := range seen {
+		if strings.Contains(r.Body, "You are the synthesis step") {
+			synth = r.Body
+		}
+	}
+	if !strings.Contains(synth, "FAILED") {
+		t.Fatalf("the synthesis prompt does not quote the failure:\n%s", synth)
+	}
+	files, _ := filepath.Glob(filepath.Join(runs, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("saved records: %v", files)
+	}
+	saved, _ := os.ReadFile(files[0])
+	where := map[string]string{"stdout": out, "stderr": errOut, "the saved record": string(saved)}
+	for i, r := range seen {
+		where["request body "+string(rune('a'+i))] = r.Body
+	}
+	for name, text := range where {
+		if i := strings.Index(text, st.secret); i >= 0 {
+			t.Errorf("%s holds the secret: …%s…", name, text[max(0, i-120):min(len(text), i+len(st.secret)+40)])
+		}
+	}
+	t.Logf("subtask error as recorded: %s", rec.Subtasks[1].Error)
 }
 
 // baseEnv configures one provider at root (plus /v1 for OpenAI) with a
