@@ -10,10 +10,14 @@
 // as bytes (hashes and slice coordinates, never whole documents), so that a
 // worker on another machine can run an item the coordinator enqueued.
 //
-// Two engines implement it: engine/local runs everything in this process
-// (the default; nothing to install) and engine/dbosengine runs items as
-// DBOS workflows over PostgreSQL. engine/enginetest is the contract both
-// pass.
+// baton's default needs no engine: `baton ask` sends its sub-agent calls
+// from goroutines of its own process (orchestrate's dispatch), and `baton
+// run` journals each step's model and tool calls in the run's folder, which
+// `baton resume` replays. engine/dbosengine implements this interface for
+// work that must outlive the process or spread over machines: items are
+// DBOS workflows over PostgreSQL, taken by `baton worker` processes.
+// internal/localengine is an in-process implementation kept for tests of
+// the seam; engine/enginetest is the contract both pass.
 package engine
 
 import (
