@@ -162,6 +162,11 @@ func (c *Counter) countPiece(s string) int {
 			return n
 		}
 	}
+	if c.memo != nil && !spaces && plainASCII(s) {
+		if n, ok := c.countASCII(s); ok {
+			return n
+		}
+	}
 	n, err := c.codec.Count(s)
 	if spaces && err == nil {
 		spaceCounts.put(c.enc, len(s), n)
