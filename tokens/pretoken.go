@@ -233,6 +233,10 @@ func (c *Counter) countASCII(s string) (n int, ok bool) {
 		if !ok {
 			return
 		}
+		if len(p) >= minSpaceRun && p[0] == ' ' && isSpaceRun(p) {
+			n += c.spaceRun(len(p))
+			return
+		}
 		if len(p) <= maxMemoKey {
 			if k, hit := c.memo.get(p); hit {
 				n += k

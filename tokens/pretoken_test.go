@@ -59,7 +59,7 @@ func TestSplitASCIIMatchesPattern(t *testing.T) {
 		"it's", "IT'S", "we're", "we'Re", "they'll", "you've", "I'd", "I'm", "'s", "'sx", "'r", "a'", "a'l",
 		"12345678", " 1", "a1b2", "# H123456\n", "- item 42\n", "| 1 | x | y |\n", "[ref1]: http://example.com/1\n",
 		"  x", "   x", " \n x", "\n\n  \n x", "a  ", "a \t", "a\r\n\r\nb", "}\n\n", "}\n/x", "x /\n", " .\n/",
-		"*a _b [c *a _b [c ", "```go\ncode\n", "  - item\n    - item\n", "a\tb", "\t\t", " \t x",
+		"*a _b [c *a _b [c ", strings.Repeat(" ", 3001) + "- item\n", "\n" + strings.Repeat(" ", 300) + "x", "```go\ncode\n", "  - item\n    - item\n", "a\tb", "\t\t", " \t x",
 	}
 	for _, c := range []*Counter{o200k, cl100k} {
 		for _, s := range cases {
@@ -91,4 +91,19 @@ func FuzzPretokenCount(f *testing.F) {
 		checkSplit(t, o200k, s)
 		checkSplit(t, cl100k, s)
 	})
+}
+
+// TestSpaceRunPeriod checks the claim spaceRun rests on, on every length
+// of a run of spaces to 4,096 with both encodings: the tokenizer's count
+// of the run is spaceRun's.
+func TestSpaceRunPeriod(t *testing.T) {
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, _ := New(enc)
+		run := strings.Repeat(" ", 4096)
+		for n := 1; n <= len(run); n++ {
+			if got, want := c.spaceRun(n), whole(c, run[:n]); got != want {
+				t.Fatalf("%s: %d spaces: spaceRun %d, tokenizer %d", enc, n, got, want)
+			}
+		}
+	}
 }
