@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ var markdown = sync.OnceValue(func() parser.Parser {
 // collected, since they decide whether "[x]" in a heading is a link.
 var blocksOnly = sync.OnceValue(func() parser.Parser {
 	return parser.NewParser(
-		parser.WithBlockParsers(blockParsers()...),
+		parser.WithBlockParsers(capHeadings(blockParsers())...),
 		// `## Title {#id .class}` (kramdown, pandoc, MkDocs, Hugo, RFC sources):
 		// the block is an attribute, not part of the title.
 		parser.WithHeadingAttribute(),
@@ -187,6 +188,8 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 		return nil, err
 	}
 	pc := parser.NewContext()
+	hc := &headingCap{}
+	pc.Set(headingCapKey, hc)
 	root := blocksOnly().Parse(&cancelReader{Reader: text.NewReader(parseSrc), ctx: ctx}, parser.WithContext(pc))
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -201,6 +204,7 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 		}
 	}
 	d.headings = make([]Heading, 0, min(n, MaxHeadings))
+	d.headingsCut = hc.refused
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		if hb, ok := n.(*ast.HTMLBlock); ok {
@@ -261,8 +265,21 @@ func ParseContext(ctx context.Context, s string) (*Document, error) {
 		}
 	}
 	d.uniquePaths()
+	if len(s) >= collectAfter {
+		// The syntax tree of a large document is hundreds of MB, all
+		// garbage now, and the collector's next goal is twice the heap at
+		// its last collection, which ran while the tree was live: what
+		// comes after the parse (counting, the outline, the plan) would
+		// grow the heap on top of the tree's peak before any of it is
+		// freed. Collecting now starts them from the document alone.
+		runtime.GC()
+	}
 	return d, nil
 }
+
+// collectAfter is the size of a document past which ParseContext collects
+// its syntax tree before returning.
+const collectAfter = 4 << 20
 
 // push appends h to the document's headings under the open ancestors on
 // stack, which it returns with h open.
