@@ -39,3 +39,48 @@ func (k termSet) clone() termSet {
 	}
 	return c
 }
+
+// headTerms calls f with each term of s's title and of the headings above
+// it, and returns the weight they add to the section's length. Path terms
+// count in the ranking but are told apart from the section's own words: a
+// match through the heading path alone says nothing about which of the
+// siblings holds the answer.
+func headTerms(s SectionText, f func(t string, title bool)) float64 {
+	n := 0.0
+	for _, t := range terms(s.Title) {
+		f(t, true)
+		n += titleWeight
+	}
+	for _, p := range ancestorsOf(s) {
+		for _, t := range terms(p) {
+			f(t, false)
+			n += pathWeight
+		}
+	}
+	return n
+}
+
+// keep indexes term t if the index was built without it: its body
+// postings and its title and path counts, as newIndexKeeping would have.
+func (ix *index) keep(t string) {
+	if ix.kept.has(t) {
+		return
+	}
+	ix.kept[t] = true
+	id := ix.body.scan(t)
+	for j, s := range ix.secs {
+		h := headPosting{sec: int32(j)}
+		headTerms(s, func(u string, title bool) {
+			switch {
+			case u != t:
+			case title:
+				h.title++
+			default:
+				h.path++
+			}
+		})
+		if h.title > 0 || h.path > 0 {
+			ix.head[id] = append(ix.head[id], h)
+		}
+	}
+}
