@@ -226,3 +226,29 @@ func TestBuildTooManyTopLevelHeadings(t *testing.T) {
 		t.Errorf("message %q", err)
 	}
 }
+
+// An outline of one document that does not fit even at the top level is
+// counted once to say how much it needs, not again for the document alone:
+// the two texts are the same.
+func TestTooLargeCountsOnce(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "# Heading number %d of the long document\n\nSome text.\n\n## sub\n", i)
+	}
+	var counted atomic.Int64
+	c := tokens.Default().Metered(&counted)
+	o := build(t, b.String(), c, 0)
+	o.choose(1, false)
+	text := o.Text()
+	counted.Store(0)
+	var tl *TooLargeError
+	if err := o.tooLarge(c); !errors.As(err, &tl) {
+		t.Fatalf("tooLarge: %v, want a TooLargeError", err)
+	}
+	if want := tokens.Default().Count(text); tl.Need != want || len(tl.PerDocument) != 1 || tl.PerDocument[0].Tokens != want {
+		t.Errorf("error %+v, want %d tokens for the document and in all", tl, want)
+	}
+	if n := counted.Load(); n != int64(len(text)) {
+		t.Errorf("counted %d bytes for a top-level outline of %d", n, len(text))
+	}
+}

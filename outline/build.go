@@ -110,7 +110,8 @@ func (o *Outline) choose(depth int, leads bool) {
 func (o *Outline) tooLarge(c Counter) error {
 	e := &TooLargeError{Budget: o.Budget}
 	o.choose(1, false)
-	e.Need = c.Count(o.Text())
+	text := o.Text()
+	e.Need = c.Count(text)
 	for _, d := range o.Documents {
 		one := &Outline{Documents: []DocumentInfo{d}}
 		for _, en := range o.all {
@@ -120,7 +121,13 @@ func (o *Outline) tooLarge(c Counter) error {
 			}
 		}
 		one.choose(min(1, one.MaxDepth), false)
-		e.PerDocument = append(e.PerDocument, DocumentNeed{Name: d.Name, Tokens: c.Count(one.Text())})
+		// With one document its outline is the whole one, already
+		// counted: a million headings make it megabytes.
+		n := e.Need
+		if t := one.Text(); t != text {
+			n = c.Count(t)
+		}
+		e.PerDocument = append(e.PerDocument, DocumentNeed{Name: d.Name, Tokens: n})
 	}
 	o.Entries = nil
 	return e

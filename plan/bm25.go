@@ -39,10 +39,18 @@ func newBM25(k1, b float64) *bm25 {
 
 // add indexes the next document; its number is the count added before it.
 func (m *bm25) add(tf map[string]float64) {
-	j := int32(len(m.lens))
 	n := 0.0
-	for t, f := range tf {
+	for _, f := range tf {
 		n += f
+	}
+	m.addCounted(tf, n)
+}
+
+// addCounted indexes the next document, of length n, with the counts tf
+// of the terms kept.
+func (m *bm25) addCounted(tf map[string]float64, n float64) {
+	j := int32(len(m.lens))
+	for t, f := range tf {
 		m.post[t] = append(m.post[t], posting{j, f})
 	}
 	m.addLen(n)

@@ -20,6 +20,37 @@ type bodyIndex struct {
 	post  [][]bodyPosting  // by term number, in section order
 	lens  []float64        // each section's number of terms, its subsections' included
 	tiled bool             // counts are a section's own lines and add up the tree
+
+	secs   []SectionText // what the postings of a term not kept are read from
+	parent []int
+}
+
+// own returns the text section j's postings count: its own lines when the
+// sections tile, else its whole text.
+func (bi *bodyIndex) own(j int) string {
+	s := bi.secs[j]
+	if bi.tiled && j+1 < len(bi.secs) && bi.parent[j+1] == j {
+		return firstLines(s.Text, bi.secs[j+1].Line-s.Line)
+	}
+	return s.Text
+}
+
+// scan adds the postings of term t, not kept when the index was built, by
+// reading every section's own text again.
+func (bi *bodyIndex) scan(t string) int32 {
+	id := bi.id(t)
+	for j := range bi.secs {
+		n := int32(0)
+		for _, u := range terms(bi.own(j)) {
+			if u == t {
+				n++
+			}
+		}
+		if n > 0 {
+			bi.post[id] = append(bi.post[id], bodyPosting{int32(j), n})
+		}
+	}
+	return id
 }
 
 // bodyPosting is a section's count of a term: in its own lines when the
@@ -28,16 +59,12 @@ type bodyPosting struct {
 	sec, n int32
 }
 
-func newBodyIndex(secs []SectionText, parent []int) *bodyIndex {
-	bi := &bodyIndex{vocab: map[string]int32{}, lens: make([]float64, len(secs)), tiled: tiles(secs, parent)}
+func newBodyIndex(secs []SectionText, parent []int, kept termSet) *bodyIndex {
+	bi := &bodyIndex{vocab: map[string]int32{}, lens: make([]float64, len(secs)), tiled: tiles(secs, parent), secs: secs, parent: parent}
 	counts := map[string]int32{}
 	var seen []string // counts' keys in the order met, so the postings do not depend on map order
-	for j, s := range secs {
-		own := s.Text
-		if bi.tiled && j+1 < len(secs) && parent[j+1] == j {
-			own = firstLines(s.Text, secs[j+1].Line-s.Line)
-		}
-		ts := terms(own)
+	for j := range secs {
+		ts := terms(bi.own(j))
 		// Clearing a map keeps its size, and a long section would make
 		// every clear after it cost as much.
 		if len(counts) > 1024 {
@@ -47,6 +74,9 @@ func newBodyIndex(secs []SectionText, parent []int) *bodyIndex {
 		}
 		seen = seen[:0]
 		for _, t := range ts {
+			if !kept.has(t) {
+				continue
+			}
 			if counts[t] == 0 {
 				seen = append(seen, t)
 			}
@@ -123,6 +153,7 @@ func (ix *index) postings(t string) *termPostings {
 	if tp, ok := ix.terms[t]; ok {
 		return tp
 	}
+	ix.keep(t)
 	type acc struct {
 		sec       int32
 		own, path float64

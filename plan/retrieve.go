@@ -72,7 +72,7 @@ func Retrieve(in RetrieveInput) *Plan {
 	if len(in.Passages) > 0 && !slices.ContainsFunc(in.Sections, func(s SectionText) bool { return strings.TrimSpace(s.Title) != "" }) {
 		return retrievePassages(in, max)
 	}
-	idx := newIndex(in.Sections)
+	idx := newIndexKeeping(in.Sections, keepTerms(in.Task))
 	var pix *passageIndex
 	pieces := SplitTask(in.Task, max)
 	var questions []string
@@ -119,7 +119,7 @@ func Retrieve(in RetrieveInput) *Plan {
 		}
 		if len(picks[i]) == 0 && len(in.Passages) > 0 {
 			if pix == nil {
-				pix = newPassageIndex(in.Passages)
+				pix = newPassageIndexKeeping(in.Passages, keepTerms(in.Task))
 			}
 			if pp := pix.pick(q); len(pp) > 0 {
 				pix.point(&p.Subtasks[len(p.Subtasks)-1].ContextPointers, pp)
@@ -308,6 +308,7 @@ func chooseSkill(q string, skills []SkillInfo) string {
 // one query term at a time in postings.
 type index struct {
 	secs   []SectionText
+	kept   termSet // terms with postings; nil for all, see keep
 	body   *bodyIndex
 	head   map[int32][]headPosting  // title and path terms by term number (body.vocab), in section order
 	bm     *bm25                    // own words plus the heading path above
@@ -316,8 +317,12 @@ type index struct {
 	parent []int                    // the enclosing section's index, or -1
 }
 
-func newIndex(secs []SectionText) *index {
-	ix := &index{secs: secs, bm: newBM25(bm25K1, bm25B), head: map[int32][]headPosting{}, terms: map[string]*termPostings{}}
+func newIndex(secs []SectionText) *index { return newIndexKeeping(secs, nil) }
+
+// newIndexKeeping is newIndex holding postings for the terms of kept only
+// (every term when nil) until another is looked up.
+func newIndexKeeping(secs []SectionText, kept termSet) *index {
+	ix := &index{kept: kept, secs: secs, bm: newBM25(bm25K1, bm25B), head: map[int32][]headPosting{}, terms: map[string]*termPostings{}}
 	ix.bm.lookup = func(t string) []posting { return ix.postings(t).all }
 	// Sections come in document order, so the open ancestors form a
 	// stack.
@@ -332,35 +337,28 @@ func newIndex(secs []SectionText) *index {
 		}
 		open = append(open, j)
 	}
-	ix.body = newBodyIndex(secs, ix.parent)
+	ix.body = newBodyIndex(secs, ix.parent, kept)
 	counts := map[string]*headPosting{}
 	var seen []string
 	for j, s := range secs {
 		clear(counts)
 		seen = seen[:0]
-		count := func(t string) *headPosting {
+		n := ix.body.lens[j] + headTerms(s, func(t string, title bool) {
+			if !kept.has(t) {
+				return
+			}
 			c := counts[t]
 			if c == nil {
 				c = &headPosting{sec: int32(j)}
 				counts[t] = c
 				seen = append(seen, t)
 			}
-			return c
-		}
-		n := ix.body.lens[j]
-		for _, t := range terms(s.Title) {
-			count(t).title++
-			n += titleWeight
-		}
-		// Path terms count in the ranking but are told apart from the
-		// section's own words: a match through the heading path alone
-		// says nothing about which of the siblings holds the answer.
-		for _, p := range ancestorsOf(s) {
-			for _, t := range terms(p) {
-				count(t).path++
-				n += pathWeight
+			if title {
+				c.title++
+			} else {
+				c.path++
 			}
-		}
+		})
 		for _, t := range seen {
 			id := ix.body.id(t)
 			ix.head[id] = append(ix.head[id], *counts[t])

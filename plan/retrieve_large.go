@@ -20,10 +20,11 @@ type largeSections struct {
 	bound    int
 	passages []PassageText // the document's, in order, with their lines
 	ix       map[int]*passageIndex
+	kept     termSet
 }
 
 func newLargeSections(in RetrieveInput) *largeSections {
-	return &largeSections{bound: in.LargeSectionBytes, passages: in.Passages, ix: map[int]*passageIndex{}}
+	return &largeSections{bound: in.LargeSectionBytes, passages: in.Passages, ix: map[int]*passageIndex{}, kept: keepTerms(in.Task)}
 }
 
 // narrow returns the passage pointers to send instead of section j for
@@ -62,7 +63,7 @@ func (l *largeSections) within(from, to int) *passageIndex {
 	if b-a < 2 {
 		return nil
 	}
-	return newPassageIndex(ps[a:b])
+	return newPassageIndexKeeping(ps[a:b], l.kept.clone())
 }
 
 // largeNote is the reasoning's note for a subtask narrowed to passages

@@ -34,16 +34,50 @@ type passageIndex struct {
 	bm *bm25
 }
 
-func newPassageIndex(ps []PassageText) *passageIndex {
+func newPassageIndex(ps []PassageText) *passageIndex { return newPassageIndexKeeping(ps, nil) }
+
+// newPassageIndexKeeping is newPassageIndex holding postings for the terms
+// of kept only (every term when nil) until another is looked up.
+func newPassageIndexKeeping(ps []PassageText, kept termSet) *passageIndex {
 	ix := &passageIndex{ps: ps, bm: newBM25(bm25K1, bm25B)}
 	for _, p := range ps {
 		tf := map[string]float64{}
-		for _, t := range terms(p.Text) {
-			tf[t]++
+		ts := terms(p.Text)
+		for _, t := range ts {
+			if kept.has(t) {
+				tf[t]++
+			}
 		}
-		ix.bm.add(tf)
+		ix.bm.addCounted(tf, float64(len(ts)))
+	}
+	if kept != nil {
+		ix.bm.lookup = func(t string) []posting {
+			if !kept[t] {
+				kept[t] = true
+				ix.bm.post[t] = ix.scan(t)
+			}
+			return ix.bm.post[t]
+		}
 	}
 	return ix
+}
+
+// scan returns the postings of term t, not kept when the index was built,
+// by reading every passage again.
+func (ix *passageIndex) scan(t string) []posting {
+	var out []posting
+	for j, p := range ix.ps {
+		n := 0.0
+		for _, u := range terms(p.Text) {
+			if u == t {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, posting{int32(j), n})
+		}
+	}
+	return out
 }
 
 // pick returns the passages to point at for question q, in document order:
@@ -117,7 +151,7 @@ func (ix *passageIndex) point(ps *Pointers, picked []int) {
 // sub-question, and each part of a multi-part one, points at the passages
 // BM25 ranks best for it.
 func retrievePassages(in RetrieveInput, max int) *Plan {
-	ix := newPassageIndex(in.Passages)
+	ix := newPassageIndexKeeping(in.Passages, keepTerms(in.Task))
 	p := &Plan{}
 	var notes []string
 	add := func(q string, picked []int, all bool) {

@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ var markdown = sync.OnceValue(func() parser.Parser {
 // collected, since they decide whether "[x]" in a heading is a link.
 var blocksOnly = sync.OnceValue(func() parser.Parser {
 	return parser.NewParser(
-		parser.WithBlockParsers(blockParsers()...),
+		parser.WithBlockParsers(pruneListItems(capHeadings(blockParsers()))...),
 		// `## Title {#id .class}` (kramdown, pandoc, MkDocs, Hugo, RFC sources):
 		// the block is an attribute, not part of the title.
 		parser.WithHeadingAttribute(),
@@ -193,6 +194,8 @@ func parseContext(ctx context.Context, s string, mdx bool) (*Document, error) {
 		return nil, err
 	}
 	pc := parser.NewContext()
+	hc := &headingCap{}
+	pc.Set(headingCapKey, hc)
 	root := blocksOnly().Parse(&cancelReader{Reader: text.NewReader(parseSrc), ctx: ctx}, parser.WithContext(pc))
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -207,6 +210,7 @@ func parseContext(ctx context.Context, s string, mdx bool) (*Document, error) {
 		}
 	}
 	d.headings = make([]Heading, 0, min(n, MaxHeadings))
+	d.headingsCut = hc.refused
 	var stack []int // indexes into d.headings of the open ancestors
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		if hb, ok := n.(*ast.HTMLBlock); ok {
@@ -267,8 +271,21 @@ func parseContext(ctx context.Context, s string, mdx bool) (*Document, error) {
 		}
 	}
 	d.uniquePaths()
+	if len(s) >= collectAfter {
+		// The syntax tree of a large document is hundreds of MB, all
+		// garbage now, and the collector's next goal is twice the heap at
+		// its last collection, which ran while the tree was live: what
+		// comes after the parse (counting, the outline, the plan) would
+		// grow the heap on top of the tree's peak before any of it is
+		// freed. Collecting now starts them from the document alone.
+		runtime.GC()
+	}
 	return d, nil
 }
+
+// collectAfter is the size of a document past which ParseContext collects
+// its syntax tree before returning.
+const collectAfter = 4 << 20
 
 // push appends h to the document's headings under the open ancestors on
 // stack, which it returns with h open.

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
 )
 
 // TestHeadingsPastMax: past MaxHeadings, headings are read as text, the
@@ -24,5 +28,35 @@ func TestHeadingsPastMax(t *testing.T) {
 	}
 	if d := ParseString("# a\n\n## b\n"); d.HeadingsCut() != 0 {
 		t.Errorf("a small document has %d headings cut", d.HeadingsCut())
+	}
+}
+
+// TestHeadingsPastMaxNotBuilt: the parser builds no heading node past
+// MaxHeadings top-level ones (a million of them held hundreds of MB), and
+// headings nested in block quotes do not count towards the bound.
+func TestHeadingsPastMaxNotBuilt(t *testing.T) {
+	var b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&b, "> # Q%d\n\n", i)
+	}
+	for i := range MaxHeadings + 7 {
+		fmt.Fprintf(&b, "# H%d\n", i)
+	}
+	src := []byte(b.String())
+	d := Parse(src)
+	if hs := d.Outline(); len(hs) != MaxHeadings || d.HeadingsCut() != 7 || hs[len(hs)-1].Title != fmt.Sprintf("H%d", MaxHeadings-1) {
+		t.Fatalf("%d headings taken, %d cut; want %d and 7", len(hs), d.HeadingsCut(), MaxHeadings)
+	}
+	pc := parser.NewContext()
+	pc.Set(headingCapKey, &headingCap{})
+	root := blocksOnly().Parse(text.NewReader(src), parser.WithContext(pc))
+	built := 0
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		if n.Kind() == ast.KindHeading {
+			built++
+		}
+	}
+	if built != MaxHeadings {
+		t.Errorf("the parser built %d top-level headings, want %d", built, MaxHeadings)
 	}
 }

@@ -156,16 +156,15 @@ func (c *Counter) countPiece(s string) int {
 	if c.meter != nil {
 		c.meter.Add(int64(len(s)))
 	}
-	spaces := len(s) >= minSpaceRun && isSpaceRun(s)
-	if spaces {
-		if n, ok := spaceCounts.get(c.enc, len(s)); ok {
+	if len(s) >= minSpaceRun && isSpaceRun(s) {
+		return c.spaceRun(len(s))
+	}
+	if c.memo != nil && plainASCII(s) {
+		if n, ok := c.countASCII(s); ok {
 			return n
 		}
 	}
 	n, err := c.codec.Count(s)
-	if spaces && err == nil {
-		spaceCounts.put(c.enc, len(s), n)
-	}
 	if err != nil {
 		// With ErrorModeReplace the codec does not fail on input; an error
 		// here would be a regexp engine limit. Fall back to a byte estimate
@@ -232,6 +231,35 @@ const (
 )
 
 var spaceCounts = &spaceMemo{n: map[spaceKey]int{}}
+
+// spaceLoop is the length of the longest run of spaces that is one token in
+// o200k_base and cl100k_base. Both merge a longer run into tokens of that
+// length from its start, so a run of n > 2*spaceLoop spaces counts one more
+// than the run spaceLoop shorter (TestSpaceRunPeriod checks it on every
+// length to 4,096). The indentation of a list nested thousands deep, a run
+// of a different length on every line, so costs the tokenizer no more than
+// a run of 256.
+const spaceLoop = 128
+
+// spaceRun returns the count of n spaces (n >= 1).
+func (c *Counter) spaceRun(n int) int {
+	extra := 0
+	if c.enc == O200kBase || c.enc == Cl100kBase {
+		if n > 2*spaceLoop {
+			extra = (n - 2*spaceLoop + spaceLoop - 1) / spaceLoop
+			n -= extra * spaceLoop
+		}
+	}
+	if k, ok := spaceCounts.get(c.enc, n); ok {
+		return k + extra
+	}
+	k, err := c.codec.Count(strings.Repeat(" ", n))
+	if err != nil {
+		return (n+3)/4 + extra
+	}
+	spaceCounts.put(c.enc, n, k)
+	return k + extra
+}
 
 type spaceKey struct {
 	enc Encoding

@@ -29,8 +29,15 @@ func realText(t testing.TB) []string {
 	return out
 }
 
-// whole counts s in one piece, the way Count did before it streamed.
-func whole(c *Counter, s string) int { return c.countPiece(s) }
+// whole counts s in one piece with the tokenizer alone (its regular
+// expression, no memo), the way Count did before it streamed.
+func whole(c *Counter, s string) int {
+	n, err := c.codec.Count(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
 
 // cutEverywhere makes every clean break a piece boundary for the test.
 func cutEverywhere(t testing.TB) {
@@ -226,7 +233,8 @@ func TestNestedListCountedOnce(t *testing.T) {
 }
 
 // TestSpaceRunsCountedOnce: a run of spaces is counted as the tokenizer
-// counts it, first and again from what was remembered of its length.
+// counts it, first and again from what was remembered of its length (or,
+// for a long run, of a shorter one).
 func TestSpaceRunsCountedOnce(t *testing.T) {
 	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
 		c, err := New(enc)
@@ -240,7 +248,9 @@ func TestSpaceRunsCountedOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := c.Count(run)
-			if got, ok := spaceCounts.get(enc, n); !ok || got != want {
+			// A longer run is counted from the run of its length less a
+			// multiple of spaceLoop (see spaceRun).
+			if got, ok := spaceCounts.get(enc, n); n <= 2*spaceLoop && (!ok || got != want) {
 				t.Errorf("%s: %d spaces remembered as %d, %v; the tokenizer says %d", enc, n, got, ok, want)
 			}
 			if second := c.Count(strings.Clone(run)); first != want || second != want {

@@ -37,6 +37,7 @@ type Counter struct {
 	enc   Encoding
 	codec *codec.Codec
 	meter *atomic.Int64 // nil, or where Metered counts bytes tokenized
+	memo  *preMemo      // nil for an encoding splitASCII does not know
 }
 
 var (
@@ -64,6 +65,9 @@ func New(enc Encoding) (*Counter, error) {
 	// a provider would see it after replacement rather than failing.
 	cc.SetErrorMode(codec.ErrorModeReplace)
 	c := &Counter{enc: enc, codec: cc}
+	if enc == O200kBase || enc == Cl100kBase {
+		c.memo = &preMemo{n: map[string]int32{}}
+	}
 	counters[enc] = c
 	return c, nil
 }
@@ -98,7 +102,7 @@ func ForModel(model string) *Counter {
 // many times it was read: a run that tokenizes its context once shows n
 // close to the context's size.
 func (c *Counter) Metered(n *atomic.Int64) *Counter {
-	return &Counter{enc: c.enc, codec: c.codec, meter: n}
+	return &Counter{enc: c.enc, codec: c.codec, meter: n, memo: c.memo}
 }
 
 // Encoding reports the encoding c counts with.
