@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-dev/baton/document"
+	"github.com/baton-dev/baton/internal/document"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"

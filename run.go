@@ -12,7 +12,7 @@ import (
 
 	"github.com/baton-dev/baton/history"
 	"github.com/baton-dev/baton/internal/batondir"
-	"github.com/baton-dev/baton/runlock"
+	"github.com/baton-dev/baton/internal/runlock"
 	"github.com/baton-dev/baton/runner"
 	"github.com/baton-dev/baton/telemetry"
 	"github.com/baton-dev/baton/workflow"

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/yamlsafe"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/pricing"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/workflow"
-	"github.com/baton-dev/baton/yamlsafe"
 )
 
 // Kinds of run.

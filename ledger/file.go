@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/atomicfile"
 )
 
 // Every read and write goes through an os.Root opened at the ledger's own

@@ -3,7 +3,7 @@ package ledger
 import (
 	"fmt"
 
-	"github.com/baton-dev/baton/filelock"
+	"github.com/baton-dev/baton/internal/filelock"
 )
 
 // lock takes an exclusive lock for path (package filelock, which keeps the

@@ -14,9 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/baton-dev/baton"
-	"github.com/baton-dev/baton/atomicfile"
-	"github.com/baton-dev/baton/document"
+	"github.com/baton-dev/baton/internal/atomicfile"
 	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/document"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/skill"

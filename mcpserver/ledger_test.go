@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/baton-dev/baton/filelock"
+	"github.com/baton-dev/baton/internal/filelock"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/mcpserver"
 )

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/baton-dev/baton/internal/writepolicy"
+	"github.com/baton-dev/baton/internal/yamlsafe"
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/workflow"
-	"github.com/baton-dev/baton/yamlsafe"
 )
 
 // state_set edits a file that a later step trusts as its cockpit, so it

@@ -17,7 +17,7 @@ import (
 // docs, repeated, as baton would be handed them.
 func realContext(t *testing.T, size int) string {
 	var files []string
-	for _, pat := range []string{"../bench/testdata/corpus/*.md", "../docs/*.md"} {
+	for _, pat := range []string{"../internal/bench/testdata/corpus/*.md", "../docs/*.md"} {
 		fs, _ := filepath.Glob(pat)
 		for _, f := range fs {
 			// A fixed mix: the outline's own text (titles and first

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/mapreduce"
 	"github.com/baton-dev/baton/llm"
-	"github.com/baton-dev/baton/mapreduce"
 )
 
 // Map-reduce runs a subtask whose answer depends on every part of the

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/atomicfile"
 	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/plan"

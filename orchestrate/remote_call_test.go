@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/baton-dev/baton/engine"
-	"github.com/baton-dev/baton/engine/local"
+	"github.com/baton-dev/baton/internal/localengine"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/tokens"
@@ -40,7 +40,7 @@ func TestAskMapReduceThroughAnEngine(t *testing.T) {
 	var mu sync.Mutex
 	var items []orchestrate.CallInput
 	call := orchestrate.NewCallTask(m, docs)
-	e, err := local.New(engine.Tasks{
+	e, err := localengine.New(engine.Tasks{
 		orchestrate.SubagentTask: orchestrate.NewSubagentTask(m, docs),
 		orchestrate.CallTask: func(ctx context.Context, in []byte) ([]byte, error) {
 			var ci orchestrate.CallInput
@@ -52,7 +52,7 @@ func TestAskMapReduceThroughAnEngine(t *testing.T) {
 			mu.Unlock()
 			return call(ctx, in)
 		},
-	}, local.Options{Concurrency: 3})
+	}, localengine.Options{Concurrency: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/baton-dev/baton/engine"
-	"github.com/baton-dev/baton/engine/local"
+	"github.com/baton-dev/baton/internal/localengine"
 	"github.com/baton-dev/baton/internal/recordcmp"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
@@ -82,12 +82,12 @@ func TestAskThroughAnEngineRecordsTheSame(t *testing.T) {
 	var inputs [][]byte
 	var mu sync.Mutex
 	task := orchestrate.NewSubagentTask(m, docs)
-	e, err := local.New(engine.Tasks{orchestrate.SubagentTask: func(ctx context.Context, in []byte) ([]byte, error) {
+	e, err := localengine.New(engine.Tasks{orchestrate.SubagentTask: func(ctx context.Context, in []byte) ([]byte, error) {
 		mu.Lock()
 		inputs = append(inputs, in)
 		mu.Unlock()
 		return task(ctx, in)
-	}}, local.Options{Concurrency: 4})
+	}}, localengine.Options{Concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // it with its sections as the assembler's outline gives them.
 func benchLikeDoc(t testing.TB, size int) (string, []SectionText) {
 	t.Helper()
-	files, err := filepath.Glob("../bench/testdata/corpus/*.md")
+	files, err := filepath.Glob("../internal/bench/testdata/corpus/*.md")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no bench corpus: %v", err)
 	}

@@ -111,7 +111,7 @@ func (r *refIndex) score(q []string, j int) float64 {
 func referenceDocs(t *testing.T) map[string][]SectionText {
 	t.Helper()
 	docs := map[string][]SectionText{}
-	files, err := filepath.Glob("../bench/testdata/corpus/*.md")
+	files, err := filepath.Glob("../internal/bench/testdata/corpus/*.md")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no bench corpus: %v", err)
 	}
@@ -157,7 +157,7 @@ func benchTasks(t *testing.T) []string {
 			Plan struct{ Subtasks []struct{ Task string } }
 		}
 	}
-	if err := json.Unmarshal([]byte(readString(t, "../bench/testdata/tasks.json")), &f); err != nil {
+	if err := json.Unmarshal([]byte(readString(t, "../internal/bench/testdata/tasks.json")), &f); err != nil {
 		t.Fatal(err)
 	}
 	var out []string

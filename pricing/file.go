@@ -11,7 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/baton-dev/baton/yamlsafe"
+	"github.com/baton-dev/baton/internal/yamlsafe"
 )
 
 // EnvFile names the environment variable that points at a prices file when

@@ -12,11 +12,11 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/baton-dev/baton/internal/spill"
+	"github.com/baton-dev/baton/internal/yamlsafe"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
-	"github.com/baton-dev/baton/spill"
 	"github.com/baton-dev/baton/state"
-	"github.com/baton-dev/baton/yamlsafe"
 )
 
 // External agents (Config.AgentCmd). Each skill step runs as one fresh

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/atomicfile"
 	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/workflow"
-	"github.com/baton-dev/baton/workspace"
 )
 
 // Skill suites written for command-line agents tell the agent to keep the

@@ -1,7 +1,7 @@
 package runner
 
 import (
-	"github.com/baton-dev/baton/runlock"
+	"github.com/baton-dev/baton/internal/runlock"
 	"github.com/baton-dev/baton/runlog"
 )
 

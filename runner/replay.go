@@ -8,10 +8,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/runlog"
-	"github.com/baton-dev/baton/workspace"
 )
 
 // Replaying tool calls.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-dev/baton/internal/runlock"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm/llmtest"
-	"github.com/baton-dev/baton/runlock"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/runner"
 )

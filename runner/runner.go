@@ -27,15 +27,15 @@ import (
 	"github.com/baton-dev/baton/budget"
 	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/runlock"
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"
-	"github.com/baton-dev/baton/runlock"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/tokens"
 	"github.com/baton-dev/baton/workflow"
-	"github.com/baton-dev/baton/workspace"
 )
 
 // Defaults a caller may change in Config.

@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/spill"
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/llm"
-	"github.com/baton-dev/baton/spill"
-	"github.com/baton-dev/baton/workspace"
 )
 
 // Bounded returns that lose nothing: what does not fit the room a session's

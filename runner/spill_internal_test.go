@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/llm"
-	"github.com/baton-dev/baton/workspace"
 )
 
 // spillEnv is a step's tool environment over a workspace whose run has a

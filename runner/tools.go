@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/state"
-	"github.com/baton-dev/baton/workspace"
 )
 
 // Tool names, as the model sees them.

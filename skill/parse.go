@@ -12,7 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/baton-dev/baton/yamlsafe"
+	"github.com/baton-dev/baton/internal/yamlsafe"
 )
 
 var bom = []byte{0xEF, 0xBB, 0xBF}

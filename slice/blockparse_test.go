@@ -115,7 +115,7 @@ func TestBlockParseMatchesFullParse(t *testing.T) {
 	sameHeadings(t, "markup", []byte(markupHeadings))
 	sameHeadings(t, "html", []byte(readmeHTML))
 	var files []string
-	for _, pat := range []string{"testdata/*.md", "../bench/testdata/corpus/*.md", "../docs/*.md", "../*.md"} {
+	for _, pat := range []string{"testdata/*.md", "../internal/bench/testdata/corpus/*.md", "../docs/*.md", "../*.md"} {
 		fs, _ := filepath.Glob(pat)
 		files = append(files, fs...)
 	}

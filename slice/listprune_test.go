@@ -58,7 +58,7 @@ func TestListItemPruneKeepsBlocks(t *testing.T) {
 		"- a\n    - b\n        - c\n<div>\n</div>\n# H {#id}\n",
 	}
 	files, _ := filepath.Glob("../docs/*.md")
-	more, _ := filepath.Glob("../bench/testdata/corpus/*.md")
+	more, _ := filepath.Glob("../internal/bench/testdata/corpus/*.md")
 	for _, f := range append(files, more...) {
 		b, err := os.ReadFile(f)
 		if err != nil {

@@ -77,7 +77,7 @@ func TestCapNestingKeepsLinesAndLeavesRealDocuments(t *testing.T) {
 		}
 	}
 	var files []string
-	for _, pat := range []string{"testdata/*.md", "../bench/testdata/corpus/*.md", "../docs/*.md", "../*.md"} {
+	for _, pat := range []string{"testdata/*.md", "../internal/bench/testdata/corpus/*.md", "../docs/*.md", "../*.md"} {
 		fs, _ := filepath.Glob(pat)
 		files = append(files, fs...)
 	}

@@ -94,7 +94,7 @@ func TestPlainTextHeadingsNotInProse(t *testing.T) {
 // headings, and with those headings taken out, their prose, lists, tables
 // and code make no plain-text heading either.
 func TestPlainTextHeadingsNeverInTheCorpus(t *testing.T) {
-	files, err := filepath.Glob("../bench/testdata/corpus/*.md")
+	files, err := filepath.Glob("../internal/bench/testdata/corpus/*.md")
 	if err != nil || len(files) < 5 {
 		t.Fatalf("corpus: %v, %d files", err, len(files))
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/atomicfile"
 )
 
 // A state file lives in the workspace, where a model can read files, so it

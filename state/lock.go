@@ -3,7 +3,7 @@ package state
 import (
 	"fmt"
 
-	"github.com/baton-dev/baton/filelock"
+	"github.com/baton-dev/baton/internal/filelock"
 )
 
 // Lock takes an exclusive lock for path, blocking until it is free,

@@ -53,7 +53,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/baton-dev/baton/yamlsafe"
+	"github.com/baton-dev/baton/internal/yamlsafe"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"

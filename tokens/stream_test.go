@@ -13,7 +13,7 @@ import (
 // corpus, real prose with code, tables and lists.
 func realText(t testing.TB) []string {
 	var out []string
-	for _, pat := range []string{"../*.md", "../docs/*.md", "../bench/testdata/corpus/*.md", "../examples/*.md"} {
+	for _, pat := range []string{"../*.md", "../docs/*.md", "../internal/bench/testdata/corpus/*.md", "../examples/*.md"} {
 		files, _ := filepath.Glob(pat)
 		for _, f := range files {
 			b, err := os.ReadFile(f)

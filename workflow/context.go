@@ -8,9 +8,9 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/tokens"
-	"github.com/baton-dev/baton/workspace"
 )
 
 // Roles of the parts of a step's input, in the order they appear.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/skill"
-	"github.com/baton-dev/baton/workspace"
 )
 
 func TestFilesToRead(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/baton-dev/baton/internal/workspace"
 	"github.com/baton-dev/baton/tokens"
-	"github.com/baton-dev/baton/workspace"
 
 	golden_ "github.com/baton-dev/baton/internal/golden"
 )

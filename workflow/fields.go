@@ -10,7 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/baton-dev/baton/yamlsafe"
+	"github.com/baton-dev/baton/internal/yamlsafe"
 )
 
 // Reading the fields of baton.yaml: each reader checks its node's kind and

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/baton-dev/baton/workspace"
+	"github.com/baton-dev/baton/internal/workspace"
 )
 
 // The tags of the block in which a skill body declares the files its step

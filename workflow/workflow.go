@@ -95,8 +95,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/baton-dev/baton/internal/yamlsafe"
 	"github.com/baton-dev/baton/skill"
-	"github.com/baton-dev/baton/yamlsafe"
 )
 
 // Defaults for keys a workflow file may leave out.

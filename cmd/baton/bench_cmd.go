@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/baton-dev/baton/atomicfile"
-	"github.com/baton-dev/baton/bench"
+	"github.com/baton-dev/baton/internal/atomicfile"
+	"github.com/baton-dev/baton/internal/bench"
 )
 
 func init() { register(newBenchCmd) }

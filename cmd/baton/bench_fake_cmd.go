@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/baton-dev/baton/bench"
+	"github.com/baton-dev/baton/internal/bench"
 )
 
 func init() { register(newBenchFakeCmd) }

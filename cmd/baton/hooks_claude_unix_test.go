@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-dev/baton/hostgov"
+	"github.com/baton-dev/baton/internal/hostgov"
 	"github.com/baton-dev/baton/internal/testdep"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/llm"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/baton-dev/baton/hostgov"
+	"github.com/baton-dev/baton/internal/hostgov"
 )
 
 func init() {

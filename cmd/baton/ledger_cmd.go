@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/baton-dev/baton/hostgov"
 	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/hostgov"
 	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-dev/baton/runlock"
+	"github.com/baton-dev/baton/internal/runlock"
 )
 
 // A workspace another process runs: baton run, baton run --fresh and baton

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/baton-dev/baton/atomicfile"
 	"github.com/baton-dev/baton/history"
-	"github.com/baton-dev/baton/report"
+	"github.com/baton-dev/baton/internal/atomicfile"
+	"github.com/baton-dev/baton/internal/report"
 )
 
 func newRunsReportCmd() *cobra.Command {

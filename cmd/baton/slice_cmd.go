@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/baton-dev/baton"
-	"github.com/baton-dev/baton/document"
+	"github.com/baton-dev/baton/internal/document"
 	"github.com/baton-dev/baton/slice"
 )
 

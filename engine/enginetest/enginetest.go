@@ -1,5 +1,5 @@
 // Package enginetest is the contract every engine passes: the same tests,
-// run against engine/local and engine/dbosengine, of what baton relies on —
+// run against internal/localengine and engine/dbosengine, of what baton relies on —
 // a recorded step is never run again, a failed one is, a fan-out keeps its
 // order and bound and gives each item its own error, and an item cut short
 // (by its caller, or by its engine closing as a process would die)

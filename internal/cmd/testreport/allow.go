@@ -32,7 +32,7 @@ var allowList = []allowance{
 	// Helper processes: a test that re-runs the test binary as a child
 	// selects one of these by name and an environment variable; run on
 	// their own they are entry points with nothing to do.
-	{Package: "filelock", Test: "TestLockChild", Reason: "started only by TestLockAcrossProcesses",
+	{Package: "internal/filelock", Test: "TestLockChild", Reason: "started only by TestLockAcrossProcesses",
 		Why: "the child process of TestLockAcrossProcesses"},
 	{Package: "history", Test: "TestWriterProcess", Reason: "run by TestTwoProcesses",
 		Why: "the child process of TestTwoProcesses"},
@@ -41,12 +41,12 @@ var allowList = []allowance{
 	{Package: "state", Test: "TestHelperWriter", Reason: "only runs as a helper process",
 		Why: "the child process of TestUpdateConcurrentProcesses"},
 	// Conformance suites that ask for what one backend cannot promise.
-	{Package: "engine/local", Test: "TestContractInMemory/SurvivesTheProcess", Reason: "keeps its records only for the engine's life",
+	{Package: "internal/localengine", Test: "TestContractInMemory/SurvivesTheProcess", Reason: "keeps its records only for the engine's life",
 		Why: "the in-memory engine keeps nothing across processes by design; the on-disk and dbos engines run this case"},
 	// Conditions of the machine, not of baton.
 	{Package: "internal/pgtest", Test: "TestStartAsRootWithAClosedTMPDIR", Reason: "only root runs the server as another user",
 		Why: "a root-only case; CI normally runs as root and then runs it"},
-	{Package: "workspace", Test: "TestNoEscapeUnderSwapRace", Reason: "renameat2 RENAME_EXCHANGE unavailable",
+	{Package: "internal/workspace", Test: "TestNoEscapeUnderSwapRace", Reason: "renameat2 RENAME_EXCHANGE unavailable",
 		Why: "a file system without atomic exchange cannot stage the race"},
 	// Platforms without symlinks, POSIX shells or Linux's /proc and /dev.
 	{Reason: "symlink", NotOn: []string{"linux", "darwin"}, Why: "Windows without developer mode cannot make symlinks"},

@@ -15,10 +15,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-dev/baton/atomicfile"
-	"github.com/baton-dev/baton/filelock"
 	"github.com/baton-dev/baton/history"
+	"github.com/baton-dev/baton/internal/atomicfile"
 	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/filelock"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/tokens"
 )

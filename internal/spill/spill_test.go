@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-dev/baton/spill"
+	"github.com/baton-dev/baton/internal/spill"
 )
 
 func TestWriteKeepsTheFullTextUnderAContentName(t *testing.T) {

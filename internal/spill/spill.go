@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/atomicfile"
 )
 
 // File is one spill file.

@@ -1,11 +1,13 @@
-// Package local is the engine that runs everything in this process: a
+// Package localengine is the engine that runs everything in this process: a
 // fan-out is a bounded set of goroutines, and an item's steps are recorded
 // in a journal file of its own under a folder (or in memory, for the
-// engine's life, when no folder is given). It is baton's default: nothing to
-// install, nothing to start. What survives a crash is what the folder holds:
+// engine's life, when no folder is given). baton's commands do not use it
+// (their default needs no engine; see package engine): it is the seam's
+// in-process implementation, which the contract and the tests of the
+// distributed path run against. What survives a crash is what the folder holds:
 // a later Run of the same item ID answers its recorded steps from the
 // journal and runs only what was not recorded.
-package local
+package localengine
 
 import (
 	"context"

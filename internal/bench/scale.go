@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-dev/baton"
-	"github.com/baton-dev/baton/document"
+	"github.com/baton-dev/baton/internal/document"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/slice"

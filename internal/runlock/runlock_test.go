@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-dev/baton/runlock"
+	"github.com/baton-dev/baton/internal/runlock"
 )
 
 func TestSecondAcquireFailsNamingTheHolder(t *testing.T) {

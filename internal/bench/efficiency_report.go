@@ -92,7 +92,7 @@ func EfficiencySectionWith(es, loogle []Efficiency) Section {
 			"*naive*: every delegated subtask receives the whole context. *seed rule*: the pointers resolved as design note 002's assembler does " +
 			"(exact case-insensitive header match, else the whole context). " +
 			"*lower bound*: each subtask given exactly the deepest sections that hold its evidence sentences, found by searching the document for each sentence, not from the plan. " +
-			"Each task carries, per subtask, answer-bearing sentences quoted verbatim from its document (bench/testdata/tasks.json; the loader fails if a quote is missing, repeated or outside its intended section). " +
+			"Each task carries, per subtask, answer-bearing sentences quoted verbatim from its document (internal/bench/testdata/tasks.json; the loader fails if a quote is missing, repeated or outside its intended section). " +
 			"The fake answers only from what it was sent: a sub-agent quotes the evidence sentences of its subtask found in its own slice and nothing else, and the synthesis joins the evidence its prompt holds, " +
 			"so the final answer is scored by the evidence it contains and a missed slice shows as a wrong answer.",
 		Tables: []Table{tb, phase, ev},

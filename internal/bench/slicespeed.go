@@ -194,7 +194,7 @@ func RunSliceSpeed(ctx context.Context, tasks []*Task, opts Options) (Section, e
 		tbl.Rows = append(tbl.Rows, []string{"`python3 assembler.py` (design note 002)", cpuPerMB(pySections, len(text)), cpuPerMB(pyLines, len(text)), "user + system CPU of the process: start the interpreter, read, cut, write"})
 	}
 	tbl.Notes = []string{fmt.Sprintf("The document is the corpus repeated, each copy under its own heading (\"Copy 3 of ...\"); the six section pointers name six copies' headings, which both assemblers match exactly, so both cut the same lines; the line ranges are lines %d-%d and %d-%d. Each figure is the median of %d runs. "+
-		"The Python assembler is bench/testdata/assembler.py, written from the note: headings found by a regular expression line by line (so a '#' line inside a code fence counts as a heading, which baton's does not), matched ignoring case, each section running to the next heading of the same or higher level; sections first, then line ranges, else the whole context. "+
+		"The Python assembler is internal/bench/testdata/assembler.py, written from the note: headings found by a regular expression line by line (so a '#' line inside a code fence counts as a heading, which baton's does not), matched ignoring case, each section running to the next heading of the same or higher level; sections first, then line ranges, else the whole context. "+
 		"baton's assembler parses the markdown's block structure (goldmark, without the inline pass except on headings) and matches pointers in tiers; with line ranges alone it parses nothing.", lines[0][0], lines[0][1], lines[1][0], lines[1][1], reps)}
 
 	targets := []Target{}

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/baton-dev/baton"
-	"github.com/baton-dev/baton/document"
+	"github.com/baton-dev/baton/internal/document"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/llmtest"
 	"github.com/baton-dev/baton/orchestrate"

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/baton-dev/baton/atomicfile"
 	"github.com/baton-dev/baton/history"
+	"github.com/baton-dev/baton/internal/atomicfile"
 	"github.com/baton-dev/baton/internal/batondir"
 )
 

@@ -24,7 +24,7 @@ func TestDistributedFanout(t *testing.T) {
 	}
 	pgtest.Require(t)
 	bin := filepath.Join(t.TempDir(), "baton")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/baton").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/baton").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	var log strings.Builder

@@ -32,7 +32,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/atomicfile"
 	"github.com/baton-dev/baton/internal/batondir"
 )
 

@@ -19,7 +19,7 @@ func TestFanoutAgainstAFakeInAChildProcess(t *testing.T) {
 		t.Skip("builds baton")
 	}
 	bin := filepath.Join(t.TempDir(), "baton")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/baton").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/baton").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	ctx := context.Background()

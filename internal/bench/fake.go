@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/baton-dev/baton"
-	"github.com/baton-dev/baton/document"
+	"github.com/baton-dev/baton/internal/document"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/llm/anthropic"
 	"github.com/baton-dev/baton/llm/llmtest"

@@ -1,4 +1,4 @@
-package local_test
+package localengine_test
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 
 	"github.com/baton-dev/baton/engine"
 	"github.com/baton-dev/baton/engine/enginetest"
-	"github.com/baton-dev/baton/engine/local"
+	"github.com/baton-dev/baton/internal/localengine"
 )
 
 func open(t *testing.T, dir string, tasks engine.Tasks, concurrency int) engine.Engine {
-	e, err := local.New(tasks, local.Options{Dir: dir, Concurrency: concurrency})
+	e, err := localengine.New(tasks, localengine.Options{Dir: dir, Concurrency: concurrency})
 	if err != nil {
 		t.Fatal(err)
 	}

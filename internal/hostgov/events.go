@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-dev/baton/atomicfile"
+	"github.com/baton-dev/baton/internal/atomicfile"
 	"github.com/baton-dev/baton/internal/batondir"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-dev/baton/filelock"
+	"github.com/baton-dev/baton/internal/filelock"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"
 	"github.com/baton-dev/baton/tokens"
