@@ -112,7 +112,7 @@ func TestSkips(t *testing.T) {
 		want           string
 	}{
 		{"a helper process under CI", "filelock.json", "true", nil, 0, "1 passed, 0 failed, 1 skipped",
-			"--- SKIP: TestLockChild (github.com/baton-dev/baton/filelock): outside_test.go:175: started only by TestLockAcrossProcesses [allowed: the child process of TestLockAcrossProcesses]"},
+			"--- SKIP: TestLockChild (github.com/baton-dev/baton/internal/filelock): outside_test.go:175: started only by TestLockAcrossProcesses [allowed: the child process of TestLockAcrossProcesses]"},
 		{"a missing browser under CI", "chromium.json", "true", nil, 1, "0 passed, 1 failed, 0 skipped",
 			"SKIP NOT ALLOWED UNDER CI github.com/baton-dev/baton/internal/chromium TestDumpDOMAndScreenshot: chromium_test.go:13: SKIPPED, NO CHROMIUM"},
 		{"a missing browser with -ci", "chromium.json", "", []string{"-ci"}, 1, "0 passed, 1 failed, 0 skipped", "SKIP NOT ALLOWED UNDER CI"},
