@@ -127,7 +127,7 @@ func dryRunMemory(ctx context.Context, doc string) (memRun, error) {
 	counter := tokens.ForModel(ModelName).Metered(&read)
 	counter.Count("load the vocabulary before the baseline")
 	r, rec, err := sampledAsk(ctx, &read, orchestrate.Config{
-		Task: "What were the risks and the revenue?", Context: doc, DryRun: true,
+		Task: "What is the zorblax quintrelle?", Context: doc, DryRun: true,
 		ModelName: ModelName, Counter: counter,
 	})
 	if err != nil {
@@ -259,7 +259,7 @@ func RunMemory(ctx context.Context, tasks []*Task, opts Options) (Section, error
 			phaseRow = append(phaseRow, fmt.Sprintf("%s %s", p, mb(v)))
 		}
 	}
-	dryTbl.Notes = []string{"The task matches no heading of the repeated corpus, so the retrieval planner (a dry run calls no model) sends one subtask the whole context: the fallback is counted too. " +
+	dryTbl.Notes = []string{"The task's words occur nowhere in the repeated corpus, in no heading and no passage, so the retrieval planner (a dry run calls no model) sends one subtask the whole context: the fallback is counted too. " +
 		"*Bytes tokenized* is what baton's counter handed the tokenizer (tokens.Counter.Metered) over the document's size: between 1 and 2 means the document was read once, for the context figure, both baselines, the full planner's request and the fallback slice, the rest being the outline and the prompts around it; each further reading of the document adds 1 (it was 5 before the context was counted once). " +
 		"Peak live heap by phase (start: counting and parsing; plan: the retrieval planner's index; assemble: slices and the estimate): " + joinOr(phaseRow, "none sampled") + "."}
 	sec.Tables = append(sec.Tables, dryTbl)
