@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/baton-dev/baton/internal/report"
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/orchestrate"
 )
@@ -66,22 +67,7 @@ func planner(rec *orchestrate.Record) string {
 }
 
 // thousands writes n with separators a reader can scan: 12,345.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(n int) string { return report.Thousands(int64(n)) }
 
 // providerHint is what a user can check after a provider error that is
 // almost always their setting: a refused key (401, 403) or a base URL where

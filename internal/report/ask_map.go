@@ -63,7 +63,7 @@ func askMap(rec *orchestrate.Record) Section {
 		x := func(line int) float64 { return mapLabelW + float64(line-d.StartLine)*perLine }
 		wid := func(from, to int) float64 { return max(float64(to-from+1)*perLine, 2) }
 		svg.Text(0, y+15, "start", d.Name, Attrs{{"font-weight", "600"}})
-		svg.Text(mapW-mapRight, y+15, "end", fmt.Sprintf("lines %d–%d · %s lines · %s bytes", d.StartLine, d.EndLine, thousands(int64(d.Lines)), thousands(int64(d.Bytes))), Attrs{{"fill", "#5b5b5b"}})
+		svg.Text(mapW-mapRight, y+15, "end", fmt.Sprintf("lines %d–%d · %s lines · %s bytes", d.StartLine, d.EndLine, Thousands(int64(d.Lines)), Thousands(int64(d.Bytes))), Attrs{{"fill", "#5b5b5b"}})
 		y += mapHeadH
 		svg.Rect(mapLabelW, y, wid(d.StartLine, d.EndLine), mapTopH+mapSubH, "#f4f4f4", "", Attrs{{"class", "doc"}, {"data-document", d.Name}, {"stroke", "#d0d0d0"}})
 		top := mainLevel(d.Sections)

@@ -73,7 +73,7 @@ func askTimeline(rec *orchestrate.Record) Section {
 		if c.Status == orchestrate.StatusFailed {
 			a = append(a, [2]string{"stroke", "#b3261e"}, [2]string{"stroke-width", "2"})
 		}
-		tip := fmt.Sprintf("%s: %s to %s, %d attempt(s), %s prompt tokens", name, ms(c.StartMS), ms(c.EndMS), c.Attempts, thousands(int64(c.PromptTokens)))
+		tip := fmt.Sprintf("%s: %s to %s, %d attempt(s), %s prompt tokens", name, ms(c.StartMS), ms(c.EndMS), c.Attempts, Thousands(int64(c.PromptTokens)))
 		if c.Error != "" {
 			tip += "; failed: " + c.Error
 		}
@@ -135,4 +135,4 @@ func peakParallel(calls []orchestrate.Call) int {
 	return peak
 }
 
-func ms(v int64) string { return thousands(v) + " ms" }
+func ms(v int64) string { return Thousands(v) + " ms" }

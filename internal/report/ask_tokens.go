@@ -59,11 +59,11 @@ func askTokens(rec *orchestrate.Record) Section {
 	svg.Text(labelW-8, y+17, "end", "This run", nil)
 	x := float64(labelW)
 	for _, p := range phases {
-		tip := fmt.Sprintf("%s: %s input tokens", p.label, thousands(int64(p.tokens)))
+		tip := fmt.Sprintf("%s: %s input tokens", p.label, Thousands(int64(p.tokens)))
 		svg.Rect(x, y, px(p.tokens), barH, p.colour, tip, Attrs{{"class", "bar"}, {"data-series", "run"}, {"data-phase", p.phase}, {"data-tokens", itoa(p.tokens)}})
 		x += px(p.tokens)
 	}
-	svg.Text(x+6, y+17, "start", thousands(int64(a.OrchestratedInputTokens)), nil)
+	svg.Text(x+6, y+17, "start", Thousands(int64(a.OrchestratedInputTokens)), nil)
 	y += rowH
 	baseline := func(series, label string, n int, fits bool) {
 		svg.Text(labelW-8, y+17, "end", label, nil)
@@ -73,8 +73,8 @@ func askTokens(rec *orchestrate.Record) Section {
 			a = append(a, [2]string{"stroke", "#b3261e"}, [2]string{"stroke-dasharray", "6 3"})
 			fill = "#e6e6e6"
 		}
-		svg.Rect(labelW, y, px(n), barH, fill, fmt.Sprintf("%s: %s input tokens", label, thousands(int64(n))), a)
-		end := thousands(int64(n))
+		svg.Rect(labelW, y, px(n), barH, fill, fmt.Sprintf("%s: %s input tokens", label, Thousands(int64(n))), a)
+		end := Thousands(int64(n))
 		if !fits {
 			end += " (does not fit)"
 		}
@@ -111,7 +111,7 @@ func askTokens(rec *orchestrate.Record) Section {
 		b.WriteString(" The saving against one call is not stated for an estimate: its synthesis is not counted yet.")
 	}
 	if a.SingleCallFits != nil && !*a.SingleCallFits {
-		fmt.Fprintf(&b, " One call would not fit the model's window of %s tokens.", thousands(int64(a.SingleCallWindow)))
+		fmt.Fprintf(&b, " One call would not fit the model's window of %s tokens.", Thousands(int64(a.SingleCallWindow)))
 	}
 	b.WriteString("</p>")
 	if a.MapCalls > 0 || a.ReduceCalls > 0 {
@@ -120,7 +120,7 @@ func askTokens(rec *orchestrate.Record) Section {
 	b.WriteString(usageTable(rec))
 	if c := a.Calibration; c.Calls > 0 {
 		fmt.Fprintf(&b, "<p>Calibration: over %d calls the provider reported %s prompt tokens for %s counted (ratio %.3f).</p>",
-			c.Calls, thousands(c.Reported), thousands(c.Counted), c.Ratio)
+			c.Calls, Thousands(c.Reported), Thousands(c.Counted), c.Ratio)
 	}
 	return Section{ID: "tokens", Title: "Tokens and cost", Body: b.String()}
 }

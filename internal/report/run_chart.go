@@ -129,4 +129,4 @@ func runLedgerTime(t time.Time) string {
 }
 
 // runNum writes a token count with thousands separators.
-func runNum(n int) string { return thousands(int64(n)) }
+func runNum(n int) string { return Thousands(int64(n)) }

@@ -15,7 +15,7 @@ type cell struct {
 
 func txt(s string) cell { return cell{html: Esc(s)} }
 
-func num(n int64) cell { return cell{html: Esc(thousands(n)), class: "num"} }
+func num(n int64) cell { return cell{html: Esc(Thousands(n)), class: "num"} }
 
 func failCell(s string) cell { return cell{html: Esc(s), class: "fail"} }
 
@@ -46,8 +46,10 @@ func htmlTable(caption string, head []string, rows [][]cell) string {
 	return b.String()
 }
 
-// thousands writes n with thin separators a reader can scan: 12,345.
-func thousands(n int64) string {
+// Thousands writes n with separators a reader can scan: 12,345. The
+// command line's summaries use it too, so a figure reads the same in the
+// terminal and in the report.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
