@@ -289,10 +289,17 @@ func (r *run) runSubtask(ctx context.Context, j *job) (string, error) {
 		return r.mapReduce(ctx, j, err)
 	}
 	res.PromptTokens = n
-	resp, err := r.subCall(ctx, j, callWhole, "", func() (*llm.Request, int, error) { return r.wholeRequest(j), n, nil })
+	var req *llm.Request
+	resp, err := r.subCall(ctx, j, callWhole, "", func() (*llm.Request, int, error) {
+		req = r.wholeRequest(j)
+		return req, n, nil
+	})
 	if err != nil {
 		return "", err
 	}
+	// A return cut at its limit reads as a whole finding to the synthesis:
+	// asked for again with a larger one, or recorded as a gap.
+	resp = r.uncutSub(ctx, j, callWhole, "", fmt.Sprintf("subtask %d's return", j.i+1), req, n, resp)
 	return resp.Text, nil
 }
 
@@ -372,9 +379,6 @@ func (r *run) subCall(ctx context.Context, j *job, kind int, part string, build 
 	}
 	if err != nil {
 		return nil, err
-	}
-	if resp.Truncated() && kind != callReduce { // a reduce's caller asks again (mapreduce.go)
-		r.warnf("subtask %d: the return hit its %d-token bound and was cut", j.i+1, r.cfg.SubagentMax)
 	}
 	return resp, nil
 }

@@ -141,6 +141,8 @@ func (r *run) mapReduce(ctx context.Context, j *job, why error) (string, error) 
 func (r *run) mapPart(ctx context.Context, j *job, text string, budget int, num string, of, first, last int) ([]partial, error) {
 	label := fmt.Sprintf("part %s of %d (lines %d-%d)", num, of, first, last)
 	var over *WindowError
+	var sent *llm.Request
+	var sentN int
 	resp, err := r.subCall(ctx, j, callMap, text, func() (*llm.Request, int, error) {
 		req, n := r.mapRequest(j, text, label)
 		if err := r.fits(fmt.Sprintf("subtask %d map %s", j.i+1, label), req, n); err != nil {
@@ -148,12 +150,14 @@ func (r *run) mapPart(ctx context.Context, j *job, text string, budget int, num 
 			return nil, 0, err
 		}
 		r.cfg.Progress(Event{Index: j.i, Phase: "map", Status: "running", Message: label + ": " + j.st.Task})
+		sent, sentN = req, n
 		return req, n, nil
 	})
 	if over == nil {
 		if err != nil {
 			return nil, err
 		}
+		resp = r.uncutSub(ctx, j, callMap, text, fmt.Sprintf("subtask %d's answer to %s", j.i+1, label), sent, sentN, resp)
 		return []partial{{from: label, to: label, text: resp.Text}}, nil
 	}
 	pieces, serr := mapreduce.Split(text, budget/2, r.ctxCounter())

@@ -264,6 +264,18 @@ func (r *run) modelPlan(ctx context.Context, c plannerChoice, check func(*plan.P
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	if resp.Truncated() {
+		// A plan cut at its limit may still parse, short of the subtasks
+		// it was writing: asked for again with a larger limit, or the run
+		// ends partial.
+		first := resp
+		resp = r.uncut("the plan", req, c.tokens, resp, func(again *llm.Request) (*llm.Response, error) {
+			return r.call(ctx, "planner", again, c.tokens, &r.rec.Usage.Planner, &r.acct.PlannerInputTokens)
+		})
+		if resp != first {
+			r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, first.Text)
+		}
+	}
 	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
 	if c.view != nil && c.view.expandable {
 		if resp, err = r.expandRound(ctx, c, req, resp); err != nil {
@@ -296,6 +308,9 @@ func (r *run) modelPlan(ctx context.Context, c plannerChoice, check func(*plan.P
 		return nil, fmt.Errorf("plan repair: %w", err)
 	}
 	r.rec.PlannerOutputs = append(r.rec.PlannerOutputs, resp.Text)
+	if resp.Truncated() {
+		r.leftCut("the repaired plan", fmt.Sprintf("the repaired plan was cut at its %d-token limit (max_tokens)", req.MaxTokens))
+	}
 	p, perr, cerr = parse(resp.Text)
 	if perr != nil {
 		return nil, fmt.Errorf("%w after one repair: %s", ErrPlan, oneLine(perr))

@@ -1,6 +1,7 @@
 package orchestrate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -107,6 +108,24 @@ func (r *run) uncut(what string, req *llm.Request, n int, resp *llm.Response, se
 	}
 	r.warnf("%s was cut at its %d-token limit (max_tokens); asked again with %d, and the reply came back whole", what, limit, next)
 	return second
+}
+
+// uncutSub is uncut for a sub-agent's request, sent again through subCall
+// so that the second request takes a call slot and is booked as a call of
+// the same kind: in the accounting, the subtask's usage and its counters.
+// part is what subCall names the piece of the slice by (map requests).
+func (r *run) uncutSub(ctx context.Context, j *job, kind int, part, what string, req *llm.Request, n int, resp *llm.Response) *llm.Response {
+	return r.uncut(what, req, n, resp, func(again *llm.Request) (*llm.Response, error) {
+		return r.subCall(ctx, j, kind, part, func() (*llm.Request, int, error) {
+			if kind == callWhole {
+				// Map and reduce requests add their prompt in subCall.
+				r.mu.Lock()
+				r.rec.Subtasks[j.i].PromptTokens += n
+				r.mu.Unlock()
+			}
+			return again, n, nil
+		})
+	})
 }
 
 // restream passes text on again as the whole streamed reply, after

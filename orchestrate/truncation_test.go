@@ -269,10 +269,10 @@ func TestAskReduceCutIsAskedAgainOrPartial(t *testing.T) {
 	}
 }
 
-// A plan cut at its max_tokens is not valid JSON; its repair, which writes
-// the plan again, is sent with a larger limit, and the warning says the
-// reply was cut.
-func TestAskCutPlanIsRepairedWithALargerLimit(t *testing.T) {
+// A plan cut at its max_tokens (here not valid JSON) is asked for again
+// with a larger limit, not repaired at the limit that cut it, and the
+// warning says the reply was cut.
+func TestAskCutPlanIsAskedAgainWithALargerLimit(t *testing.T) {
 	for name, mk := range providers {
 		t.Run(name, func(t *testing.T) {
 			base := script(llmtest.Text(planJSON))
@@ -293,9 +293,9 @@ func TestAskCutPlanIsRepairedWithALargerLimit(t *testing.T) {
 				}
 			}
 			if len(limits) != 2 || limits[0] != orchestrate.DefaultPlannerTokens || limits[1] != 2*orchestrate.DefaultPlannerTokens {
-				t.Errorf("planner requests with max_tokens %v; want the plan, then its repair with twice the limit", limits)
+				t.Errorf("planner requests with max_tokens %v; want the plan, then again with twice the limit", limits)
 			}
-			if !hasWarning(rec, fmt.Sprintf("the reply was cut at its %d-token limit", orchestrate.DefaultPlannerTokens)) {
+			if !hasWarning(rec, fmt.Sprintf("the plan was cut at its %d-token limit (max_tokens); asked again with %d", orchestrate.DefaultPlannerTokens, 2*orchestrate.DefaultPlannerTokens)) {
 				t.Errorf("no warning says the plan was cut: %v", rec.Warnings)
 			}
 		})

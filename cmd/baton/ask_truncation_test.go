@@ -200,3 +200,26 @@ func TestAskReadmeFirstCommandComparesWithTheSingleCall(t *testing.T) {
 		t.Errorf("the naive saving is missing, first, or not labelled:\n%s", out)
 	}
 }
+
+// A sub-agent's return that stays cut at its limit is the start of a
+// finding, not one: baton ask exits 3 and the record says partial, where
+// it used to warn and exit 0.
+func TestAskCutSubagentExitsPartial(t *testing.T) {
+	isolateEnv(t)
+	base := askScript()
+	s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		rep := base.Respond(r)
+		if !strings.Contains(r.System, "You are the planner") && !strings.Contains(r.System, "You are the synthesis step") {
+			rep = llmtest.Reply{Text: "fin", StopReason: "max_tokens"}
+		}
+		return rep
+	}))
+	setProvider(t, "anthropic", s)
+	code, out, errOut := runBaton(t, "", "ask", "--doc", exampleDoc, "--planner", "full", "--no-save", "--json", "task")
+	if rec := decodeRecord(t, out); code != exitPartial || rec.Status != orchestrate.RunPartial {
+		t.Fatalf("exit %d, status %q; want 3 and partial\nstderr: %s", code, rec.Status, errOut)
+	}
+	if !strings.Contains(errOut, "return was cut at its 1500-token limit (max_tokens), and again at 3000") {
+		t.Errorf("stderr does not name the cut return and both limits:\n%s", errOut)
+	}
+}
