@@ -90,6 +90,7 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 		MaxTokens: s.r.cfg.MaxTokens,
 	}
 	var text string
+	cut := false // the answer stopped at its max_tokens: only its start
 	for turn := 0; ; turn++ {
 		if turn == subagentMaxTurns {
 			// Out of turns: ask for the answer with tools switched off.
@@ -100,7 +101,7 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 			return "", err
 		}
 		if !resp.WantsTools() || turn >= subagentMaxTurns {
-			text = resp.Text
+			text, cut = resp.Text, resp.Truncated()
 			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text})
 			break
 		}
@@ -120,15 +121,20 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 	// carries the same text and is not counted again.
 	n := s.guard().countOf(text)
 	ev := runlog.Event{Type: runlog.SubagentReturn, Tokens: n, ContractTokens: contract, Action: runlog.ActionAccepted, Note: clip(b.Goal, 120)}
-	if n > contract {
+	if n > contract || cut {
 		// Nothing is lost: the whole answer is kept in a spill file and the
-		// parent gets its path and size with whatever it receives.
+		// parent gets its path and size with whatever it receives. A cut
+		// answer reads as a whole one to the parent, so it is asked for
+		// again too, condensed.
 		full := text
 		pointer, spilled := s.spillAnswer(full, n)
 		ev.SpillPath = spilled
 		req.ToolChoice = llm.ToolChoiceNone
-		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
-			"Your answer is %d tokens; the limit is %d. Rewrite it as a condensed summary within the limit: keep findings and evidence pointers, drop working notes.", n, contract)})
+		ask := fmt.Sprintf("Your answer is %d tokens; the limit is %d. Rewrite it as a condensed summary within the limit: keep findings and evidence pointers, drop working notes.", n, contract)
+		if cut {
+			ask = fmt.Sprintf("Your answer was cut at its %d-token limit (max_tokens), so it is incomplete. Write it again as a condensed summary within %d tokens: keep findings and evidence pointers, drop working notes.", req.MaxTokens, contract)
+		}
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: ask})
 		resp, err := s.call(ctx, req)
 		switch {
 		case errors.Is(err, llm.ErrPromptTooLong):
@@ -138,9 +144,14 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 		case err != nil:
 			return "", err
 		default:
-			text = resp.Text
+			text, cut = resp.Text, resp.Truncated()
 			n = s.r.counter.Count(text)
 			ev.Action, ev.Tokens = runlog.ActionReRequested, n
+		}
+		if cut {
+			text += "\n[cut by baton: the sub-agent's answer stopped at its token limit twice and is incomplete]"
+			ev.Action = runlog.ActionTruncated
+			s.warn(fmt.Sprintf("sub-agent %q: its answer was cut at its %d-token limit, and again when asked to condense it", clip(b.Goal, 60), req.MaxTokens))
 		}
 		if n > contract {
 			text = cutToTokens(s.r.counter.Count, text, contract) + "\n[cut by baton: the sub-agent's return exceeded its contract of " + fmt.Sprint(contract) + " tokens]"

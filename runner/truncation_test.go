@@ -51,3 +51,65 @@ func TestStepReplyCutAtItsLimitIsNotTheSummary(t *testing.T) {
 		})
 	}
 }
+
+// A sub-agent's answer cut at its max_tokens reads as a whole finding to
+// the parent: it is asked for again, condensed; the parent gets the second
+// answer, or, when that is cut too, the answer marked incomplete and a
+// warning.
+func TestSubagentAnswerCutIsAskedAgain(t *testing.T) {
+	const whole = subFinding + ": condensed, whole"
+	for _, again := range []bool{true, false} {
+		t.Run(map[bool]string{true: "whole the second time", false: "cut twice"}[again], func(t *testing.T) {
+			dir := copyExample(t)
+			base := script(false)
+			var asked atomic.Int32
+			s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+				if !strings.Contains(r.System, "You are a sub-agent") {
+					return base.Respond(r)
+				}
+				last := r.Messages[len(r.Messages)-1].Content
+				if strings.Contains(last, "was cut at its 4096-token limit (max_tokens)") {
+					asked.Add(1)
+					if again {
+						return llmtest.Text(whole)
+					}
+				}
+				return llmtest.Reply{Text: subFinding[:10], StopReason: "max_tokens"}
+			}))
+			res, err := runner.Run(context.Background(), runner.Config{Workflow: load(t, dir), Model: providers["anthropic"](t, s), ModelName: "test-model"})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if asked.Load() != 2 {
+				t.Errorf("%d cut answers asked for again; want both sub-agents' 2", asked.Load())
+			}
+			var got []string
+			for _, r := range s.Requests() {
+				for _, tr := range r.ToolResults() {
+					if strings.Contains(tr.Content, subFinding[:10]) {
+						got = append(got, tr.Content)
+					}
+				}
+			}
+			marked := 0
+			for _, c := range got {
+				switch {
+				case again && !strings.Contains(c, whole):
+					t.Errorf("the parent got %q; want the whole answer asked for again", c)
+				case strings.Contains(c, "[cut by baton: the sub-agent's answer stopped at its token limit twice"):
+					marked++
+				}
+			}
+			warned := false
+			for _, w := range res.Warnings {
+				warned = warned || strings.Contains(w, "its answer was cut at its 4096-token limit, and again")
+			}
+			if again && (marked > 0 || warned) {
+				t.Errorf("a whole second answer is marked cut (%d marks, warnings %v)", marked, res.Warnings)
+			}
+			if !again && (marked == 0 || !warned) {
+				t.Errorf("an answer cut twice reached the parent unmarked (%d marks) or unwarned (%v)", marked, res.Warnings)
+			}
+		})
+	}
+}
