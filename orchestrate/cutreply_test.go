@@ -134,3 +134,36 @@ func TestAskPlannerCutIsAskedAgainOrPartial(t *testing.T) {
 		}
 	}
 }
+
+// A map request's answer cut at its limit would lose the counts at its
+// end: it is asked for again with a larger limit and counted as a map call
+// of its own, so the joined count is still right.
+func TestAskMapCutIsAskedAgain(t *testing.T) {
+	const window, subMax = 4000, 600
+	text, planted := corpus(140)
+	base := counting()
+	s := llmtest.NewServer(t, llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		rep := base.Respond(r)
+		if !isPlanner(r) && !isSynthesis(r) && !isReduce(r) && r.MaxTokens <= subMax {
+			rep.Text, rep.StopReason = "cou", "max_tokens"
+		}
+		return rep
+	}))
+	s.SetContextWindow(window)
+	cfg := orchestrate.Config{
+		Task: "How many times is " + marker + " mentioned in total?", Context: text, Sources: []string{"notes.md"},
+		Model: providers["anthropic"](t, s), ModelName: "test-model", Window: window,
+		SubagentMax: subMax, SynthesisMax: 600, PlannerMax: 600, Concurrency: 3,
+	}
+	rec, err := orchestrate.Ask(context.Background(), cfg)
+	if err != nil || rec.Answer != fmt.Sprintf("FINAL count: %d", planted) {
+		t.Fatalf("Ask: %v, answer %q; want ok and the count %d (warnings %v)", err, rec.Answer, planted, rec.Warnings)
+	}
+	if over := overWindow(s); len(over) > 0 {
+		t.Errorf("requests over the window were sent: %v", over)
+	}
+	st := rec.Subtasks[0]
+	if st.Parts < 2 || st.MapCalls != 2*st.Parts {
+		t.Errorf("%d parts answered by %d map calls; want every part asked twice", st.Parts, st.MapCalls)
+	}
+}
