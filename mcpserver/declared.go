@@ -120,10 +120,18 @@ func (s *Server) defaultPath(kind string) string { return s.allowedFor(kindOf(ki
 
 // rootWorkflow parses the root's baton.yaml; nil when there is none.
 func (s *Server) rootWorkflow() (*workflow.Workflow, error) {
-	f, err := s.root.Open(workflow.FileName)
+	fi, err := s.root.Stat(workflow.FileName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	// Only a regular file is opened: a FIFO would hold the call.
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", workflow.FileName)
+	}
+	f, err := s.root.Open(workflow.FileName)
 	if err != nil {
 		return nil, err
 	}

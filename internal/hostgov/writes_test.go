@@ -3,6 +3,7 @@ package hostgov
 import (
 	"encoding/json"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +52,39 @@ func TestHookInputSteersNoWrite(t *testing.T) {
 	})
 	if len(files) < 3 {
 		t.Errorf("the hooks wrote %v; want the ledger, the session's log and its spill", files)
+	}
+}
+
+// With no --ledger, the hooks keep the ledger the project's baton.yaml
+// names, as baton mcp does, so that the agent's ledger_append and the
+// hooks read and write one file; a baton.yaml that is not a valid
+// workflow declares nothing and specs/ledger.md holds.
+func TestHooksTakeTheWorkflowsLedger(t *testing.T) {
+	project := t.TempDir()
+	writeFile(t, filepath.Join(project, "baton.yaml"), "name: w\ncapsule: c.md\nledger: notes/ledger.md\nstate: work/state.yaml\nphases:\n  - name: a\n    skill: lookup\n")
+	tr := workSession(t, project)
+	o := opts()
+	o.Strict = true
+	r := handle(t, EventPreCompact, payload(EventPreCompact, "w1", tr, map[string]any{"trigger": "manual"}), project, o)
+	if !strings.Contains(string(r.Output), "notes/ledger.md") {
+		t.Errorf("the strict refusal names another ledger: %s", r.Output)
+	}
+	handle(t, EventPreCompact, payload(EventPreCompact, "w1", tr, map[string]any{"trigger": "auto"}), project, opts())
+	if _, err := os.Stat(filepath.Join(project, "notes", "ledger.md")); err != nil {
+		t.Errorf("the composed entry is not in the workflow's ledger: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(project, "specs")); err == nil {
+		t.Error("the hook wrote specs/ although baton.yaml names another ledger")
+	}
+	line, err := StatusLine([]byte(`{"cwd":"`+project+`"}`), "", opts())
+	if err != nil || !strings.Contains(line, "old") {
+		t.Errorf("the status line does not read the workflow's ledger: %q %v", line, err)
+	}
+
+	bad := t.TempDir()
+	writeFile(t, filepath.Join(bad, "baton.yaml"), "ledger: notes/ledger.md\n")
+	handle(t, EventPreCompact, payload(EventPreCompact, "w2", workSession(t, bad), map[string]any{"trigger": "auto"}), bad, opts())
+	if _, err := os.Stat(filepath.Join(bad, "specs", "ledger.md")); err != nil {
+		t.Errorf("beside an invalid baton.yaml the ledger is not specs/ledger.md: %v", err)
 	}
 }
