@@ -26,9 +26,9 @@ type confined struct {
 
 // confine checks name (kind names it in errors: "ledger", "state") and
 // returns it joined to the root. With create, the file is to be written:
-// the write policy is asked (package writepolicy) before the file's folder
-// is made (through the root) when it is missing, since an append or a set
-// creates the file; without it, the file is to be read, the read policy is
+// the write policy (package writepolicy) and the allow-list (declared.go)
+// are asked before the file's folder is made (through the root) when it is
+// missing, since an append or a set creates the file; without it, the file is to be read, the read policy is
 // asked, and a missing file is an error. A ledger must be a .md file and a
 // state file a .yaml or .yml one, so that neither tool takes another kind
 // of file for its own.
@@ -42,6 +42,13 @@ func (s *Server) confine(kind, name string, create bool) (confined, error) {
 	}
 	if err := s.checkPolicy(kind, name, rel, create); err != nil {
 		return confined{}, err
+	}
+	// A denied path is refused as such first (declaring it would not
+	// help); any other is written only when declared (declared.go).
+	if create {
+		if err := s.checkAllowed(kindOf(kind), rel); err != nil {
+			return confined{}, err
+		}
 	}
 	if dir := path.Dir(rel); dir != "." {
 		if create {

@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/baton-dev/baton/ledger"
-	"github.com/baton-dev/baton/workflow"
 )
 
 // appends is the annotation of ledger_append: it writes, and the same call
@@ -31,7 +30,7 @@ type LedgerItem struct {
 // own words, where the SDK's validator would name one JSON property. A list
 // absent from the input is missing; an empty list is "none".
 type LedgerAppendIn struct {
-	Ledger          string       `json:"ledger,omitempty" jsonschema:"path of the ledger, relative to the server's root; default specs/ledger.md"`
+	Ledger          string       `json:"ledger,omitempty" jsonschema:"path of the ledger, relative to the server's root: one the server may write; default the first of them"`
 	Phase           string       `json:"phase,omitempty" jsonschema:"the phase the entry closes, for its heading"`
 	Time            string       `json:"time,omitempty" jsonschema:"RFC 3339 time for the heading; default now (times are kept to the second)"`
 	FrozenDecisions []string     `json:"frozen_decisions,omitempty" jsonschema:"decisions that must not be revisited; [] for none"`
@@ -64,7 +63,7 @@ type LedgerAppendOut struct {
 
 // LedgerLatestIn names the ledger.
 type LedgerLatestIn struct {
-	Ledger string `json:"ledger,omitempty" jsonschema:"path of the ledger, relative to the server's root; default specs/ledger.md"`
+	Ledger string `json:"ledger,omitempty" jsonschema:"path of the ledger, relative to the server's root; default the ledger ledger_append writes first"`
 }
 
 // LedgerLatestOut is the newest complete entry, if there is one.
@@ -76,7 +75,7 @@ type LedgerLatestOut struct {
 
 // LedgerLintIn is what to check.
 type LedgerLintIn struct {
-	Ledger string   `json:"ledger,omitempty" jsonschema:"path of the ledger; default the run log's ledger_path, else specs/ledger.md"`
+	Ledger string   `json:"ledger,omitempty" jsonschema:"path of the ledger; default the run log's ledger_path, else the ledger ledger_append writes first"`
 	RunLog string   `json:"run_log,omitempty" jsonschema:"path of a run log (.baton/runs/<run id>/events.jsonl)"`
 	Run    string   `json:"run,omitempty" jsonschema:"check only this run's events of the run log"`
 	Skills []string `json:"skills,omitempty" jsonschema:"SKILL.md files, or folders searched for them, to check for copied budget rules"`
@@ -101,7 +100,7 @@ type LedgerLintOut struct {
 
 func (s *Server) addLedgerFileTools() {
 	addTool(s, &mcp.Tool{Name: "ledger_append", Annotations: appends,
-		Description: "Append a complete entry to the context-budget ledger (default specs/ledger.md) before a reset, under the same lock `baton run` takes. Every field is required: frozen_decisions, done_so_far (each item with evidence), artifacts, current_phase, next_step, open_tickets; give [] for a list with nothing in it. An incomplete entry is refused, naming every missing field, and nothing is written."},
+		Description: "Append a complete entry to the context-budget ledger before a reset, under the same lock `baton run` takes. Only a ledger the server is given is written: baton mcp --ledger, else the ledger: of the root's baton.yaml, else specs/ledger.md. Every field is required: frozen_decisions, done_so_far (each item with evidence), artifacts, current_phase, next_step, open_tickets; give [] for a list with nothing in it. An incomplete entry is refused, naming every missing field, and nothing is written."},
 		s.ledgerAppend)
 	addTool(s, &mcp.Tool{Name: "ledger_latest", Annotations: readOnly,
 		Description: "The newest complete entry of the ledger: what a fresh session starts from after a reset. Incomplete entries are passed over."},
@@ -116,7 +115,7 @@ func (s *Server) ledgerAppend(_ context.Context, _ *mcp.CallToolRequest, in Ledg
 	if err != nil {
 		return nil, LedgerAppendOut{}, err
 	}
-	c, err := s.confine("ledger", cmp.Or(in.Ledger, workflow.DefaultLedger), true)
+	c, err := s.confine("ledger", cmp.Or(in.Ledger, s.defaultPath("ledger")), true)
 	if err != nil {
 		return nil, LedgerAppendOut{}, err
 	}
@@ -264,7 +263,7 @@ func nonNil(xs []string) []string {
 }
 
 func (s *Server) ledgerLatest(_ context.Context, _ *mcp.CallToolRequest, in LedgerLatestIn) (*mcp.CallToolResult, LedgerLatestOut, error) {
-	c, err := s.confine("ledger", cmp.Or(in.Ledger, workflow.DefaultLedger), false)
+	c, err := s.confine("ledger", cmp.Or(in.Ledger, s.defaultPath("ledger")), false)
 	if err != nil {
 		return nil, LedgerLatestOut{}, err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/baton-dev/baton/internal/runid"
 	"github.com/baton-dev/baton/ledger"
 	"github.com/baton-dev/baton/runlog"
-	"github.com/baton-dev/baton/workflow"
 )
 
 // ledgerLint does what `baton ledger lint` does (cmd/baton/ledger_cmd.go),
@@ -45,7 +44,7 @@ func (s *Server) ledgerLint(_ context.Context, _ *mcp.CallToolRequest, in Ledger
 		}
 	}
 	if events == nil && entries == nil && skills == nil {
-		return nil, LedgerLintOut{}, fmt.Errorf("nothing to check: there is no ledger at %s; give ledger, run_log or skills", lintLedgerName(in, events))
+		return nil, LedgerLintOut{}, fmt.Errorf("nothing to check: there is no ledger at %s; give ledger, run_log or skills", s.lintLedgerName(in, events))
 	}
 	for _, f := range ledger.Lint(events, entries, skills) {
 		out.Findings = append(out.Findings, LintFinding{Where: f.Where, Rule: f.Rule, Message: f.Message})
@@ -104,8 +103,8 @@ func (s *Server) lintEvents(in LedgerLintIn, out *LedgerLintOut) ([]runlog.Event
 }
 
 // lintLedgerName is the ledger lint reads: the one named, else the one the run
-// wrote (its run_start event says), else the default.
-func lintLedgerName(in LedgerLintIn, events []runlog.Event) string {
+// wrote (its run_start event says), else the server's own.
+func (s *Server) lintLedgerName(in LedgerLintIn, events []runlog.Event) string {
 	if in.Ledger != "" {
 		return in.Ledger
 	}
@@ -114,14 +113,14 @@ func lintLedgerName(in LedgerLintIn, events []runlog.Event) string {
 			return e.LedgerPath
 		}
 	}
-	return workflow.DefaultLedger
+	return s.defaultPath("ledger")
 }
 
 // lintEntries reads the ledger. A ledger nobody named that does not exist
 // is no error (the reset rules say so if a reset needed it): the entries
 // are then nil, so the run log's ledger_written events stand in for them.
 func (s *Server) lintEntries(in LedgerLintIn, events []runlog.Event, out *LedgerLintOut) ([]ledger.Entry, error) {
-	c, err := s.confine("ledger", lintLedgerName(in, events), false)
+	c, err := s.confine("ledger", s.lintLedgerName(in, events), false)
 	if err != nil {
 		if in.Ledger == "" && errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

@@ -37,7 +37,7 @@ func fullEntry() map[string]any {
 // given, field by field; an empty list is stored as none and comes back
 // empty; a later entry is the latest.
 func TestLedgerAppendThenLatest(t *testing.T) {
-	cs, dir := connectIn(t, t.TempDir())
+	cs, dir := connectDeclared(t, t.TempDir(), []string{"specs/ledger.md", "notes/other.md"}, nil)
 	var app mcpserver.LedgerAppendOut
 	if res := call(t, cs, "ledger_append", fullEntry(), &app); res.IsError {
 		t.Fatalf("append: %v", res.Content)
@@ -169,7 +169,9 @@ func TestLedgerBadPaths(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "sibling.md"), []byte("# sibling\n"), 0o644)
 	os.Symlink("sibling.md", filepath.Join(dir, "inside-link.md"))
 	os.WriteFile(filepath.Join(dir, "binary.md"), []byte("\x00\x01"), 0o644)
-	cs, _ := connectIn(t, dir)
+	// The paths out are declared, so that what refuses them is the second
+	// line: the root's confinement.
+	cs, _ := connectDeclared(t, dir, []string{"specs/ledger.md", "out/ledger.md", "out/new.md", "out/sub/new.md", "link.md", "inside-link.md"}, nil)
 	for _, c := range []struct {
 		path string
 		want string

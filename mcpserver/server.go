@@ -5,7 +5,9 @@
 // confined to the server's root with os.Root, as `baton run`'s tools are,
 // and inside it to what baton's write policy allows (package writepolicy:
 // never git's files, baton's own, workflow, skill, host, hook or CI
-// configuration; git's files and secrets not read either).
+// configuration; git's files and secrets not read either). The writing
+// tools write only the ledgers and state files the server is given or the
+// root's baton.yaml declares (declared.go).
 //
 // The tools: outline, slice and count_tokens read documents; budget_check
 // is the reset rule of `baton run`; ledger_append, ledger_latest and
@@ -61,6 +63,14 @@ type Config struct {
 	// makes them (package telemetry): one trace per call. The process
 	// sets it up once; nil traces nothing.
 	Tracer trace.Tracer
+	// Ledgers are the ledgers ledger_append may write and States the
+	// state files state_set may write: root-relative paths (baton mcp
+	// --ledger and --state). The first of each is what the tools use when
+	// a call names none. An empty list is the root's declaration: the
+	// ledger: or state: of its baton.yaml, or specs/ledger.md and
+	// specs/state.yaml (declared.go).
+	Ledgers []string
+	States  []string
 }
 
 // Server is baton's MCP server: the SDK's server with baton's tools added.
@@ -75,6 +85,7 @@ type Server struct {
 	rawEnv        func(string) string
 	onRecord      func(*orchestrate.Record, string) error
 	tracer        trace.Tracer
+	declared      map[string][]string // Config.Ledgers and States, cleaned, by kind (declared.go)
 }
 
 // New opens the root and registers the tools.
@@ -93,7 +104,14 @@ func New(cfg Config) (*Server, error) {
 		root.Close()
 		return nil, fmt.Errorf("mcp result bound %d bytes: want at least %d", cfg.MaxResultBytes, MinResultBytes)
 	}
-	s := &Server{root: root, maxResult: cfg.MaxResultBytes, mcp: mcp.NewServer(&mcp.Implementation{Name: "baton", Version: cfg.Version}, nil)}
+	s := &Server{root: root, maxResult: cfg.MaxResultBytes, mcp: mcp.NewServer(&mcp.Implementation{Name: "baton", Version: cfg.Version}, nil),
+		declared: map[string][]string{}}
+	for k, paths := range map[declaredKind][]string{ledgerKind: cfg.Ledgers, stateKind: cfg.States} {
+		if s.declared[k.kind], err = checkDeclared(k, paths); err != nil {
+			root.Close()
+			return nil, err
+		}
+	}
 	if s.skills, s.skillWarnings, err = loadSkills(cfg.Skills); err != nil {
 		root.Close()
 		return nil, err

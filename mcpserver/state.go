@@ -17,7 +17,6 @@ import (
 
 	"github.com/baton-dev/baton/state"
 	"github.com/baton-dev/baton/tokens"
-	"github.com/baton-dev/baton/workflow"
 )
 
 // overwrites is the annotation of state_set: it replaces a value. It is
@@ -27,7 +26,7 @@ var overwrites = &mcp.ToolAnnotations{DestructiveHint: new(true), OpenWorldHint:
 
 // StateGetIn names a value of state.yaml.
 type StateGetIn struct {
-	State string `json:"state,omitempty" jsonschema:"path of the state file, relative to the server's root; default specs/state.yaml"`
+	State string `json:"state,omitempty" jsonschema:"path of the state file, relative to the server's root; default the state file state_set writes first"`
 	Key   string `json:"key,omitempty" jsonschema:"dotted path of the value, such as handoff.next_step (a number indexes a list); empty for the whole file"`
 }
 
@@ -44,7 +43,7 @@ type StateGetOut struct {
 
 // StateSetIn is one edit of state.yaml.
 type StateSetIn struct {
-	State  string `json:"state,omitempty" jsonschema:"path of the state file, relative to the server's root; default specs/state.yaml"`
+	State  string `json:"state,omitempty" jsonschema:"path of the state file, relative to the server's root: one the server may write; default the first of them"`
 	Key    string `json:"key" jsonschema:"dotted path of the value to set, such as handoff.next_step; missing parents are added"`
 	Value  any    `json:"value" jsonschema:"the value: any JSON value (an object's keys keep their order)"`
 	Append bool   `json:"append,omitempty" jsonschema:"append value to the list at key (created when absent) instead of replacing it; not idempotent"`
@@ -60,10 +59,10 @@ type StateSetOut struct {
 
 func (s *Server) addStateTools() {
 	addTool(s, &mcp.Tool{Name: "state_get", Annotations: readOnly,
-		Description: "Read a value of state.yaml (default specs/state.yaml), the cockpit through which decisions travel between steps, by a dotted key such as handoff.next_step; an empty key gives the whole file."},
+		Description: "Read a value of state.yaml (default the state file state_set writes first), the cockpit through which decisions travel between steps, by a dotted key such as handoff.next_step; an empty key gives the whole file."},
 		s.stateGet)
 	addTool(s, &mcp.Tool{Name: "state_set", Annotations: overwrites,
-		Description: "Set (or, with append, add to the list at) a value of state.yaml by a dotted key, under the lock `baton run` takes. Only the edited value's lines change: the user's comments, key order and quoting are kept, and an edit that cannot keep them is refused with nothing written."},
+		Description: "Set (or, with append, add to the list at) a value of state.yaml by a dotted key, under the lock `baton run` takes. Only a state file the server is given is written: baton mcp --state, else the state: of the root's baton.yaml, else specs/state.yaml. Only the edited value's lines change: the user's comments, key order and quoting are kept, and an edit that cannot keep them is refused with nothing written."},
 		s.stateSet)
 }
 
@@ -95,7 +94,7 @@ func (s *Server) stateGet(_ context.Context, _ *mcp.CallToolRequest, in StateGet
 			return nil, StateGetOut{}, err
 		}
 	}
-	c, err := s.confine("state", cmp.Or(in.State, workflow.DefaultState), false)
+	c, err := s.confine("state", cmp.Or(in.State, s.defaultPath("state")), false)
 	if err != nil {
 		return nil, StateGetOut{}, err
 	}
@@ -190,11 +189,7 @@ func (s *Server) stateSet(_ context.Context, req *mcp.CallToolRequest, in StateS
 			return nil, StateSetOut{}, err
 		}
 	}
-	name := cmp.Or(in.State, workflow.DefaultState)
-	// The name is checked before confine, which makes the file's folder.
-	if err := s.checkStateName(name); err != nil {
-		return nil, StateSetOut{}, err
-	}
+	name := cmp.Or(in.State, s.defaultPath("state"))
 	c, err := s.confine("state", name, true)
 	if err != nil {
 		return nil, StateSetOut{}, err

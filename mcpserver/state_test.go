@@ -49,7 +49,10 @@ func stateRoot(t *testing.T) (*mcp.ClientSession, string) {
 	if err := os.WriteFile(filepath.Join(dir, "specs/state.yaml"), []byte(stateYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return connectIn(t, dir)
+	// The files TestStateBadInput sets are declared, so that what refuses
+	// them is the second line (confinement, the file's content).
+	return connectDeclared(t, dir, nil, []string{"specs/state.yaml", "out/state.yaml", "out/new-state.yaml",
+		"out/sub/state.yaml", "link-state.yaml", "bad-state.yaml", "alias.state.yaml", "new/state.yaml"})
 }
 
 // edited returns the lines of before and after that differ, once the

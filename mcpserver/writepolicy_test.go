@@ -175,12 +175,13 @@ func TestRefusalsNameThePolicy(t *testing.T) {
 	}
 }
 
-// What the policy allows still works: a ledger and a state file anywhere
-// outside the denied places, and documents, .baton's run logs and host
-// configuration read.
+// What the policy allows still works: a declared ledger and state file
+// anywhere outside the denied places, and documents, .baton's run logs and
+// host configuration read.
 func TestPolicyAllowsTheWorkspace(t *testing.T) {
 	dir := policyRoot(t)
-	cs := serve(t, mcpserver.Config{Root: dir, Version: "test"}, nil)
+	cs := serve(t, mcpserver.Config{Root: dir, Version: "test",
+		Ledgers: []string{"specs/ledger.md", "notes/ledger.md"}, States: []string{"specs/state.yaml", "work/run-state.yml"}}, nil)
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -199,15 +200,15 @@ func TestPolicyAllowsTheWorkspace(t *testing.T) {
 	}
 }
 
-// A file named like a state file whose content is a workflow (phases or
-// agent_cmd at the top) is not edited: baton run would execute it.
+// A declared state file whose content is a workflow (phases or agent_cmd
+// at the top) is not edited: baton run would execute it.
 func TestStateSetRefusesAWorkflowByContent(t *testing.T) {
 	dir := t.TempDir()
 	wf := "name: w\ncapsule: c.md\nagent_cmd: claude -p\nphases:\n  - name: a\n    skill: s\n"
 	if err := os.WriteFile(filepath.Join(dir, "state.yaml"), []byte(wf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cs := serve(t, mcpserver.Config{Root: dir, Version: "test"}, nil)
+	cs := serve(t, mcpserver.Config{Root: dir, Version: "test", States: []string{"state.yaml"}}, nil)
 	res := call(t, cs, "state_set", map[string]any{"state": "state.yaml", "key": "agent_cmd", "value": "touch PWNED"}, nil)
 	if text := resultText(res); !res.IsError || !strings.Contains(text, "workflow") {
 		t.Errorf("state_set on a workflow named state.yaml: isError %v, %q", res.IsError, text)
@@ -221,13 +222,13 @@ func TestStateSetRefusesAWorkflowByContent(t *testing.T) {
 // name; another YAML file of the same kind of name is not.
 func TestStateSetTakesTheWorkflowsStatePath(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "baton.yaml"), []byte("name: w\nstate: work/cockpit.yaml\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "baton.yaml"), []byte("name: w\ncapsule: c.md\nstate: work/cockpit.yaml\nphases:\n  - name: a\n    skill: lookup\n"), 0o644)
 	cs := serve(t, mcpserver.Config{Root: dir, Version: "test"}, nil)
 	if res := call(t, cs, "state_set", map[string]any{"state": "work/cockpit.yaml", "key": "handoff.next_step", "value": "go"}, nil); res.IsError {
 		t.Errorf("the workflow's state file: %s", resultText(res))
 	}
 	res := call(t, cs, "state_set", map[string]any{"state": "work/other.yaml", "key": "a", "value": 1}, nil)
-	if text := resultText(res); !res.IsError || !strings.Contains(text, "not a state file") {
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "not a state file this server may write (allowed: work/cockpit.yaml)") {
 		t.Errorf("work/other.yaml: isError %v, %q", res.IsError, text)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "work", "other.yaml")); err == nil {

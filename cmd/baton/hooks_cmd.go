@@ -112,7 +112,7 @@ and left as they are.`,
 	f.StringVar(&o.project, "project", o.project, "project folder")
 	f.Float64Var(&o.threshold, "threshold", hostgov.DefaultThreshold, "fraction of the window past which the agent is told to write a ledger entry and compact")
 	f.IntVar(&o.window, "window", 0, "context window in tokens (default: the model's, from baton's table)")
-	f.StringVar(&o.ledger, "ledger", "", "ledger path relative to the project (default specs/ledger.md)")
+	f.StringVar(&o.ledger, "ledger", "", "ledger path relative to the project (default: the ledger: of its baton.yaml, else specs/ledger.md)")
 	f.BoolVar(&o.strict, "strict", false, "block a manual compaction the agent wrote no ledger entry for, instead of composing one")
 	f.StringVar(&o.command, "command", "", "how the hooks call baton (default: baton, found on PATH)")
 	return cmd
@@ -204,8 +204,8 @@ func (h *hookFlags) add(cmd *cobra.Command) {
 	f.StringVar(&h.o.Host, "host", hostgov.HostClaudeCode, "host agent: claude-code or codex")
 	f.Float64Var(&h.o.Threshold, "threshold", hostgov.DefaultThreshold, "fraction of the window past which the agent is told to compact")
 	f.IntVar(&h.o.Window, "window", 0, "context window in tokens (default: the model's)")
-	f.StringVar(&h.o.Ledger, "ledger", "", "ledger path relative to the project (default specs/ledger.md)")
-	f.StringVar(&h.o.State, "state", "", "state file relative to the project (default specs/state.yaml)")
+	f.StringVar(&h.o.Ledger, "ledger", "", "ledger path relative to the project (default: the ledger: of its baton.yaml, else specs/ledger.md)")
+	f.StringVar(&h.o.State, "state", "", "state file relative to the project (default: the state: of its baton.yaml, else specs/state.yaml)")
 }
 
 func newHookCmd() *cobra.Command {

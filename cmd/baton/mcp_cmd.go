@@ -28,12 +28,14 @@ type mcpFlags struct {
 	skills    []string
 	httpAddr  string
 	maxResult int
+	ledgers   []string
+	states    []string
 }
 
 func newMCPCmd() *cobra.Command {
 	var f mcpFlags
 	cmd := &cobra.Command{
-		Use:   "mcp [--root DIR] [--http ADDR] [--max-result BYTES] [--skills DIR]",
+		Use:   "mcp [--root DIR] [--http ADDR] [--max-result BYTES] [--skills DIR] [--ledger PATH] [--state PATH]",
 		Short: "Serve baton's tools to a host agent over the Model Context Protocol (stdio or HTTP)",
 		Long: `mcp serves baton's deterministic tools over the Model Context Protocol for a
 host agent (Claude Code, Codex, Cursor) to call: outline, slice,
@@ -60,6 +62,14 @@ every request must carry "Authorization: Bearer <token>"; it must be set to
 serve on an address that is not loopback. Ctrl-C stops the server, letting
 calls in flight finish.
 
+ledger_append writes only the ledgers given with --ledger and state_set
+only the state files given with --state (paths relative to --root, each
+flag repeatable; the first is what a call that names none uses). Without
+them, the ledger: and state: of the root's baton.yaml hold, else
+specs/ledger.md and specs/state.yaml; a baton.yaml that is not a valid
+workflow declares nothing. Any other path is refused, as is one the write
+policy denies. The reading tools read any path the read policy allows.
+
 No result is larger than --max-result bytes (default 61440, about 15k
 tokens), counted as sent: a text that would take a result past it is written
 under .baton/mcp in the root, and the result says where and how large it is.`,
@@ -69,6 +79,8 @@ under .baton/mcp in the root, and the result says where and how large it is.`,
 	cmd.Flags().StringVar(&f.root, "root", ".", "the folder every path is confined to")
 	cmd.Flags().StringArrayVar(&f.skills, "skills", nil, "folder of custom skills for ask, skills_list, skill_get and the prompts; overrides built-ins by name (repeatable)")
 	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve Streamable HTTP on `ADDR` (HOST:PORT, e.g. 127.0.0.1:0) instead of stdio")
+	cmd.Flags().StringArrayVar(&f.ledgers, "ledger", nil, "a ledger ledger_append may write, relative to --root (repeatable); default the ledger: of the root's baton.yaml, else specs/ledger.md")
+	cmd.Flags().StringArrayVar(&f.states, "state", nil, "a state file state_set may write, relative to --root (repeatable); default the state: of the root's baton.yaml, else specs/state.yaml")
 	cmd.Flags().IntVar(&f.maxResult, "max-result", mcpserver.DefaultMaxResultBytes, "the largest tool result sent, in `BYTES`; a text that would pass it is written under .baton/mcp instead")
 	return cmd
 }
@@ -89,11 +101,15 @@ func (f *mcpFlags) serve(cmd *cobra.Command) error {
 	defer flush()
 	bi, _ := debug.ReadBuildInfo()
 	s, err := mcpserver.New(mcpserver.Config{Root: f.root, Version: versionString(bi), MaxResultBytes: f.maxResult, Skills: f.skills, Getenv: os.Getenv, Tracer: tracer,
+		Ledgers: f.ledgers, States: f.states,
 		OnRecord: func(rec *orchestrate.Record, path string) error {
 			// Messages on stderr would be a stdio host's log only; the
 			// ask result carries the warning instead.
 			return withHistory(io.Discard, func(d *history.DB) error { return d.IndexRecord(rec, path) })
 		}})
+	if errors.Is(err, mcpserver.ErrBadDeclaration) {
+		return usageErrorf("%v", err)
+	}
 	if err != nil {
 		return err
 	}

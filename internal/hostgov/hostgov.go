@@ -63,7 +63,9 @@ type Options struct {
 	Threshold float64
 	// Window overrides the model's window in tokens (0: the model table).
 	Window int
-	// Ledger and State are paths relative to the project.
+	// Ledger and State are paths relative to the project; empty, the
+	// ledger: and state: of the project's baton.yaml, else specs/ledger.md
+	// and specs/state.yaml.
 	Ledger string
 	State  string
 	// Strict blocks a manual compaction that has no ledger entry written
@@ -145,11 +147,11 @@ type Result struct {
 // An error means the hook could not do its work; the caller says so on
 // stderr and lets the host go on. Handle gives up when ctx ends.
 func Handle(ctx context.Context, event string, stdin []byte, project string, o Options) (Result, error) {
-	o = o.withDefaults()
 	var p Payload
 	if err := json.Unmarshal(stdin, &p); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrBadPayload, shortJSONErr(err))
 	}
+	o = o.declared(cmpOr(project, p.Cwd)).withDefaults()
 	if p.Event == "" {
 		p.Event = event
 	}

@@ -30,7 +30,6 @@ type statusInput struct {
 // the threshold and the window, and the age of the ledger's newest entry.
 // The host's own figures win; without them the transcript is measured.
 func StatusLine(stdin []byte, project string, o Options) (string, error) {
-	o = o.withDefaults()
 	var in statusInput
 	if err := json.Unmarshal(stdin, &in); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadPayload, shortJSONErr(err))
@@ -38,6 +37,7 @@ func StatusLine(stdin []byte, project string, o Options) (string, error) {
 	if project == "" {
 		project = cmpOr(in.Workspace.ProjectDir, cmpOr(in.Workspace.CurrentDir, in.Cwd))
 	}
+	o = o.declared(project).withDefaults()
 	window, _ := tokens.Window(in.Model.ID, o.Window)
 	var used float64 = -1
 	if cw := in.ContextWindow; cw != nil {

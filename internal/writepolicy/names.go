@@ -23,6 +23,14 @@ const (
 	Host     Family = "host or editor configuration"
 	HooksCI  Family = "a hook or CI definition"
 	Secrets  Family = "a secrets file"
+	// VCS is another version control system's folder: like .git it holds
+	// commands its tool runs (Mercurial's [hooks], Jujutsu's config) and
+	// remote URLs with credentials.
+	VCS Family = "another version control system's own files"
+	// Tools are files a build or package tool loads and runs on its own
+	// when the user runs it for something else (yarnPath, a pnpmfile's
+	// hooks, bun's preload, mise's hooks and env scripts).
+	Tools Family = "a build or package tool's configuration"
 )
 
 // folders are denied wherever they appear in a path: a host started in a
@@ -34,7 +42,15 @@ var folders = map[string]Family{
 
 	".claude": Host, ".codex": Host, ".cursor": Host, ".vscode": Host, ".idea": Host,
 	".agents": Host, ".gemini": Host, ".windsurf": Host, ".zed": Host, ".continue": Host,
-	".devcontainer": Host,
+	".devcontainer": Host, ".idx": Host,
+	// Other agents' instructions, rules, hooks and MCP servers: each is
+	// read as orders by an agent the user runs in the same folder.
+	".kiro": Host, ".roo": Host, ".amazonq": Host, ".openhands": Host, ".clinerules": Host,
+	".opencode": Host, ".junie": Host, ".trae": Host, ".qwen": Host, ".kilocode": Host, ".augment": Host,
+
+	".hg": VCS, ".jj": VCS,
+
+	".yarn": Tools, ".mise": Tools,
 
 	".github": HooksCI, ".gitlab": HooksCI, ".husky": HooksCI, ".githooks": HooksCI,
 	".circleci": HooksCI, ".buildkite": HooksCI, ".woodpecker": HooksCI, ".forgejo": HooksCI,
@@ -50,6 +66,17 @@ var files = map[string]Family{
 
 	".mcp.json": Host, ".envrc": Host, "claude.md": Host, "claude.local.md": Host,
 	"agents.md": Host, "gemini.md": Host, ".cursorrules": Host, ".windsurfrules": Host,
+	"agents.override.md": Host, "agent.md": Host, "crush.md": Host, "qwen.md": Host,
+	".roomodes": Host, ".roorules": Host, "opencode.json": Host, "opencode.jsonc": Host,
+	".crush.json": Host, "crush.json": Host, ".aider.conf.yml": Host, ".aider.conf.yaml": Host,
+	".goosehints": Host, ".rules": Host, ".augment-guidelines": Host,
+	".devcontainer.json": Host, ".gitpod.yml": Host, ".gitpod.yaml": Host, ".gitpod.dockerfile": Host,
+	".replit": Host, "replit.nix": Host,
+	".exrc": Host, ".nvimrc": Host, ".nvim.lua": Host, ".dir-locals.el": Host, ".dir-locals-2.el": Host,
+
+	".yarnrc": Tools, ".yarnrc.yml": Tools, ".yarnrc.yaml": Tools, ".pnpmfile.cjs": Tools, ".pnpmfile.mjs": Tools,
+	"bunfig.toml": Tools, ".bunfig.toml": Tools,
+	"mise.toml": Tools, ".mise.toml": Tools, "mise.local.toml": Tools, ".mise.local.toml": Tools,
 
 	".gitmodules": Git, ".gitattributes": Git, ".gitconfig": Git,
 
@@ -64,9 +91,10 @@ var files = map[string]Family{
 	".pypirc": Secrets, ".env": Secrets,
 }
 
-// unreadable are the families no tool may read either: git's files hold
-// remote URLs with tokens, and secrets files are secrets.
-func unreadable(f Family) bool { return f == Git || f == Secrets }
+// unreadable are the families no tool may read either: git's files (and
+// another version control system's) hold remote URLs with tokens, and
+// secrets files are secrets.
+func unreadable(f Family) bool { return f == Git || f == VCS || f == Secrets }
 
 // familyOf names the family a normalised segment belongs to, if any.
 // dir is true when the segment is a folder on the way to the target.
