@@ -156,15 +156,24 @@ func unwrapPathError(err error) error {
 }
 
 // WriteFile replaces the file rel names with data, atomically, creating
-// missing parent directories inside the workspace. A path that is, or runs
-// through, a symlink leading outside the workspace is refused before
-// anything is created; a symlink inside it has its target replaced.
+// missing parent directories inside the workspace. It writes only a path
+// the Rules' Write patterns declare, and never a file that can be run: the
+// file it leaves is not executable (0644 when new), a file with an exec
+// bit is not written over, and a path that is or passes through a symlink,
+// lies in a git-ignored folder the patterns do not name, or lands in a git
+// directory, another repository, a virtual environment or a dependency
+// folder (package writepolicy) is refused. A path that leaves the
+// workspace is refused before anything is created.
 func (w *Workspace) WriteFile(rel string, data []byte) error {
 	// Each round creates one missing folder and locates the path afresh, so
 	// every folder the file ends up in was checked as it was opened.
-	for range maxWriteRounds {
+	for round := range maxWriteRounds {
 		l, err := w.find("write", rel, true)
 		if err != nil {
+			return err
+		}
+		if err := w.mayWrite(l, rel, round == 0); err != nil {
+			l.release()
 			return err
 		}
 		if first, _, more := strings.Cut(l.name, "/"); more && !l.notDir {
@@ -182,6 +191,23 @@ func (w *Workspace) WriteFile(rel string, data []byte) error {
 	return fmt.Errorf("write %s: too many folders to create", rel)
 }
 
+// mayWrite refuses a located path that passed through a symlink (locate
+// then ends somewhere other than the path as given) and, once per
+// WriteFile, a path the allow-list does not declare.
+func (w *Workspace) mayWrite(l *loc, rel string, declared bool) error {
+	clean, err := cleanPath(rel)
+	if err != nil {
+		return fmt.Errorf("write %w", err)
+	}
+	if l.rel != clean {
+		return &refusal{kind: ErrSymlink, msg: fmt.Sprintf("write %s: %s (it leads to %s); baton never writes through one", rel, ErrSymlink, l.rel)}
+	}
+	if !declared {
+		return nil
+	}
+	return w.checkDeclared(rel, clean)
+}
+
 // maxWriteRounds bounds the folders one WriteFile creates.
 const maxWriteRounds = 64
 
@@ -195,10 +221,13 @@ func (w *Workspace) writeAt(l *loc, rel string, data []byte) error {
 		return fmt.Errorf("write %s: is a directory", rel)
 	case l.info != nil && !l.info.Mode().IsRegular():
 		return fmt.Errorf("write %s: not a regular file", rel)
+	case l.info != nil && l.info.Mode().Perm()&0o111 != 0:
+		// A hook or a script: rewritten, it would run what a model wrote.
+		return &refusal{kind: ErrExecutable, msg: fmt.Sprintf("write %s: %s (mode %04o); baton never writes one", rel, ErrExecutable, l.info.Mode().Perm())}
 	}
 	perm := os.FileMode(0o644)
 	if l.info != nil {
-		perm = l.info.Mode().Perm()
+		perm = l.info.Mode().Perm() &^ 0o111
 	}
 	if err := atomicfile.WriteIn(l.dir, l.name, data, perm); err != nil {
 		if errors.Is(err, atomicfile.ErrSymlink) {
