@@ -98,7 +98,7 @@ func (w *Workspace) find(op, rel string, write bool) (*loc, error) {
 		forbidden = w.rules.forbidsWrite
 	}
 	if forbidden(clean) {
-		return nil, protected(op, rel)
+		return nil, protectedFamily(op, rel, clean, write)
 	}
 	l, err := w.locate(clean)
 	if errors.Is(err, errProtectedHop) {
@@ -109,14 +109,33 @@ func (w *Workspace) find(op, rel string, write bool) (*loc, error) {
 	}
 	if forbidden(l.rel) {
 		l.release()
-		return nil, protected(op, rel)
+		return nil, protectedFamily(op, rel, l.rel, write)
 	}
-	if write && errors.Is(writepolicy.CheckWrite(w.dir, l.rel), writepolicy.ErrDenied) {
-		// A skill's folder (one holding a SKILL.md), found on disk.
+	if !write {
+		return l, nil
+	}
+	// A skill's folder (one holding a SKILL.md), a git directory, another
+	// repository or a virtual environment, found on disk.
+	var fe *writepolicy.FolderError
+	switch err := writepolicy.CheckWrite(w.dir, l.rel); {
+	case errors.As(err, &fe):
+		l.release()
+		return nil, &protectedErr{msg: fmt.Sprintf("%s %s: %s (%s: %s %s)", op, rel, ErrProtected, fe.Family, fe.Folder, fe.Why)}
+	case errors.Is(err, writepolicy.ErrDenied):
 		l.release()
 		return nil, protected(op, rel)
 	}
 	return l, nil
+}
+
+// protectedFamily is the refusal of rel. A place other tools run code
+// from is named by its family, since protected's list does not hold it
+// and a model should know that no declaration makes it writable.
+func protectedFamily(op, rel, clean string, write bool) error {
+	if f, ok := writepolicy.WriteFamily(clean); write && ok && (f == writepolicy.GitDir || f == writepolicy.Dependency) {
+		return &protectedErr{msg: fmt.Sprintf("%s %s: %s (%s, which baton never lets a tool write)", op, rel, ErrProtected, f)}
+	}
+	return protected(op, rel)
 }
 
 // isText reports whether the head of data looks like UTF-8 text: no NUL
