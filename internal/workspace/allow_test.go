@@ -215,3 +215,30 @@ func TestParseIgnore(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// Any ignore file and any path: no panic, and a path reported ignored is
+// a prefix of the path asked about.
+func FuzzIgnored(f *testing.F) {
+	f.Add("build/\n*.log\n!keep.log\n/tmp\n", "build/x.txt")
+	f.Add("{a,b}\n\\!x\n**/q/**\n[z-a]\n", "q/r/s")
+	f.Add("a\\\n\\\n/\n!\n", "a/b")
+	f.Fuzz(func(t *testing.T, rules, p string) {
+		root := t.TempDir()
+		if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte(rules), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w, err := New(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		clean, err := cleanPath(p)
+		if err != nil || clean == "." {
+			return
+		}
+		got, _ := w.ignored(clean)
+		if got != "" && got != clean && !strings.HasPrefix(clean, got+"/") {
+			t.Fatalf("ignored(%q) = %q, not a prefix", clean, got)
+		}
+	})
+}
