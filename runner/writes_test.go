@@ -24,10 +24,16 @@ func TestDefaultWritesAreTheOutputsFolder(t *testing.T) {
 		t.Fatal("the example declares no writes: line to remove")
 	}
 	writeFile(t, dir, "baton.yaml", trimmed)
+	greet, err := os.ReadFile(filepath.Join(dir, "app", "greet.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	attempts := []llm.ToolCall{
 		call("w1", "write_file", map[string]string{"path": "out/report.md", "content": "# Report\n"}),
 		call("w2", "write_file", map[string]string{"path": "app/greet.py", "content": "print('pwned')\n"}),
 		call("w3", "update_state", map[string]any{"context": "analysed"}),
+		// The same content as the file holds: still refused, not "wrote".
+		call("w4", "write_file", map[string]string{"path": "app/greet.py", "content": string(greet)}),
 	}
 	var results []llm.ToolResult
 	rule := llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
@@ -55,6 +61,9 @@ func TestDefaultWritesAreTheOutputsFolder(t *testing.T) {
 	}
 	if results[2].IsError {
 		t.Errorf("update_state: %s", results[2].Content)
+	}
+	if !results[3].IsError || results[3].Content != want {
+		t.Errorf("app/greet.py with its own content: %+v\nwant %s", results[3], want)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "out", "report.md")); string(got) != "# Report\n" {
 		t.Errorf("out/report.md = %q", got)

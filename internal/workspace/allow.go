@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 
@@ -134,4 +135,8 @@ func (w *Workspace) checkDeclared(rel, clean string) error {
 	}
 	return &refusal{kind: ErrIgnored, msg: fmt.Sprintf("write %s: %s (git ignores %s), so a change there never shows in git diff; declare it by name in baton.yaml's writes: list (%s) to write there",
 		rel, ErrIgnored, ignored, name)}
+}
+
+func executable(rel string, mode os.FileMode) error {
+	return &refusal{kind: ErrExecutable, msg: fmt.Sprintf("write %s: %s (mode %04o); baton never writes one", rel, ErrExecutable, mode.Perm())}
 }

@@ -210,6 +210,24 @@ func (w *Workspace) WriteFile(rel string, data []byte) error {
 	return fmt.Errorf("write %s: too many folders to create", rel)
 }
 
+// CheckWrite returns the error WriteFile(rel, ...) would refuse rel with,
+// without writing: a caller that skips a write whose content is already
+// there still tells a refused path apart.
+func (w *Workspace) CheckWrite(rel string) error {
+	l, err := w.find("write", rel, true)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	if err := w.mayWrite(l, rel, true); err != nil {
+		return err
+	}
+	if l.info != nil && l.info.Mode().IsRegular() && l.info.Mode().Perm()&0o111 != 0 {
+		return executable(rel, l.info.Mode())
+	}
+	return nil
+}
+
 // mayWrite refuses a located path that passed through a symlink (locate
 // then ends somewhere other than the path as given) and, once per
 // WriteFile, a path the allow-list does not declare.
@@ -242,7 +260,7 @@ func (w *Workspace) writeAt(l *loc, rel string, data []byte) error {
 		return fmt.Errorf("write %s: not a regular file", rel)
 	case l.info != nil && l.info.Mode().Perm()&0o111 != 0:
 		// A hook or a script: rewritten, it would run what a model wrote.
-		return &refusal{kind: ErrExecutable, msg: fmt.Sprintf("write %s: %s (mode %04o); baton never writes one", rel, ErrExecutable, l.info.Mode().Perm())}
+		return executable(rel, l.info.Mode())
 	}
 	perm := os.FileMode(0o644)
 	if l.info != nil {
