@@ -19,9 +19,9 @@ import (
 var (
 	// ErrNotDeclared is a path outside the Rules' Write patterns.
 	ErrNotDeclared = errors.New("not a path this workflow may write")
-	// ErrIgnored is a git-ignored path, or one in a git-ignored folder,
-	// that no Write pattern names by its literal segments.
-	ErrIgnored = errors.New("git-ignored")
+	// ErrIgnored is a path in a git-ignored folder that no Write pattern
+	// names by its literal segments.
+	ErrIgnored = errors.New("in a git-ignored folder")
 	// ErrExecutable is a write over a file with an exec bit.
 	ErrExecutable = errors.New("is an executable file")
 	// ErrSymlink is a path that is, or passes through, a symlink.
@@ -119,7 +119,7 @@ func (w *Workspace) checkDeclared(rel, clean string) error {
 		return &refusal{kind: ErrNotDeclared, msg: fmt.Sprintf("write %s: %s (writes: %s); declare it in baton.yaml's writes: list",
 			rel, ErrNotDeclared, w.rules.writesList())}
 	}
-	ignored, isDir := w.ignored(clean)
+	ignored := w.ignored(clean)
 	if ignored == "" {
 		return nil
 	}
@@ -129,12 +129,8 @@ func (w *Workspace) checkDeclared(rel, clean string) error {
 			return nil
 		}
 	}
-	name := ignored
-	if isDir {
-		name += "/**"
-	}
-	return &refusal{kind: ErrIgnored, msg: fmt.Sprintf("write %s: %s (git ignores %s), so a change there never shows in git diff; declare it by name in baton.yaml's writes: list (%s) to write there",
-		rel, ErrIgnored, ignored, name)}
+	return &refusal{kind: ErrIgnored, msg: fmt.Sprintf("write %s: %s (git ignores %s), so a change there never shows in git diff; declare the folder by name in baton.yaml's writes: list (%s/**) to write there",
+		rel, ErrIgnored, ignored, ignored)}
 }
 
 func executable(rel string, mode os.FileMode) error {

@@ -130,12 +130,13 @@ func readIgnore(dir *os.Root, name, base string) []ignoreRule {
 	return parseIgnore(data, base)
 }
 
-// ignored returns the shortest prefix of clean (from cleanPath) that git
-// ignores, and whether that prefix is a folder; "" when none is. A path in
-// an ignored folder stops there, as git does: a file below an ignored
-// folder cannot be taken back by a negation. Folders are opened one
+// ignored returns the shortest folder on the path clean (from cleanPath)
+// that git ignores; "" when none is. The file itself is not
+// asked about: an ignored file holds no tool's code the way an ignored
+// .venv or node_modules does. The walk stops at the first ignored folder,
+// as git does: what lies below it cannot be taken back by a negation. Folders are opened one
 // through the other, so the walk is linear in the path's depth.
-func (w *Workspace) ignored(clean string) (string, bool) {
+func (w *Workspace) ignored(clean string) string {
 	var rules []ignoreRule
 	if gitDir, err := w.root.OpenRoot(".git"); err == nil {
 		rules = readIgnore(gitDir, "info/exclude", "")
@@ -156,21 +157,21 @@ func (w *Workspace) ignored(clean string) (string, bool) {
 		} else {
 			end = len(clean)
 		}
+		if !isDir {
+			break // an ignored file is not a folder a tool keeps what it runs in
+		}
 		if dir != nil {
 			rules = append(rules, readIgnore(dir, ".gitignore", base)...)
 		}
 		prefix := clean[:end]
 		hit := false
 		for _, r := range rules {
-			if r.matches(prefix, isDir) {
+			if r.matches(prefix, true) {
 				hit = !r.negate
 			}
 		}
 		if hit {
-			return prefix, isDir
-		}
-		if !isDir {
-			break
+			return prefix
 		}
 		// A folder that does not exist yet holds no ignore file, but the
 		// rules read so far still apply below it.
@@ -184,5 +185,5 @@ func (w *Workspace) ignored(clean string) (string, bool) {
 		dir, owned = sub, sub != nil
 		base, start = prefix, end+1
 	}
-	return "", false
+	return ""
 }
