@@ -177,9 +177,9 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, err
 	}
 	deny, readOnly := protectedRules(wf)
-	tools, err := ws.Restrict(workspace.Rules{Deny: deny, ReadOnly: readOnly})
+	tools, err := ws.Restrict(workspace.Rules{Deny: deny, ReadOnly: readOnly, Write: wf.Writes})
 	if err != nil {
-		return nil, fmt.Errorf("%s: protect: %w", wf.Path, err)
+		return nil, fmt.Errorf("%s: %w", wf.Path, err)
 	}
 	window, _ := wf.Window(cfg.ModelName)
 	if cfg.ServerWindow > 0 {

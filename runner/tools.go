@@ -223,7 +223,11 @@ func (e *toolEnv) dispatch(ctx context.Context, c llm.ToolCall) (toolOutcome, er
 			return toolOutcome{}, err
 		}
 		// A file already holding the content is left alone: a call run
-		// again on resume (replay.go) does not write it twice.
+		// again on resume (replay.go) does not write it twice. A path baton
+		// would refuse is refused even then.
+		if err := e.ws.CheckWrite(in.Path); err != nil {
+			return toolOutcome{}, e.stateWriteHint(in.Path, err)
+		}
 		if !holds(e.ws, in.Path, in.Content) {
 			if err := e.ws.WriteFile(in.Path, []byte(in.Content)); err != nil {
 				return toolOutcome{}, e.stateWriteHint(in.Path, err)

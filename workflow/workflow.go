@@ -26,6 +26,8 @@
 //	                             # across resumes; default 100
 //	protect: ["secrets/**"]      # optional: doublestar globs of workspace files
 //	                             # a model's tools may not touch
+//	writes: [out/**, docs/drafts/**] # doublestar globs of the paths a step's
+//	                             # write_file may write; default [out/**]
 //	phases:                      # ordered; at least one; names unique
 //	  - name: analysis
 //	    skill: analyse-request   # the skill the phase starts with
@@ -141,6 +143,10 @@ type Workflow struct {
 	// Protect holds doublestar patterns (workspace-relative) of files a
 	// model's tools may not touch, on top of the ones baton always protects.
 	Protect []string
+	// Writes holds the doublestar patterns (workspace-relative) of every
+	// path a step's write_file may write; DefaultWrites when the file
+	// declares none. Inside them the protected paths stay refused.
+	Writes []string
 
 	// Path is the file the workflow was read from, Dir its folder (the
 	// workspace root and the base of Skills).
@@ -326,9 +332,14 @@ func (p *parseState) parse(data []byte) *Workflow {
 			}
 		case "protect":
 			w.Protect = p.patterns(mv.Value, key)
+		case "writes":
+			w.Writes = p.writes(mv.Value, key)
 		default:
 			p.warnf(kl, key, "unknown key; baton ignores it")
 		}
+	}
+	if !seen["writes"] {
+		w.Writes = append([]string(nil), DefaultWrites...)
 	}
 	if !seen["name"] {
 		p.errorf(0, "name", "is required")

@@ -27,6 +27,7 @@ func TestParseDefaults(t *testing.T) {
 	want := &Workflow{
 		Name: "demo", ThresholdFraction: 0.65, State: "specs/state.yaml", Ledger: "specs/ledger.md",
 		Capsule: "capsule.md", SubagentReturnTokens: 1500, Flow: "demo", MaxSteps: DefaultMaxSteps,
+		Writes: []string{"out/**"},
 		Phases: []Phase{{Name: "one", Skill: "a", Line: 4}},
 		Path:   "dir/baton.yaml", Dir: "dir",
 	}
@@ -48,6 +49,7 @@ subagent_return_tokens: 900
 agent_cmd: my-agent --print
 max_steps: 12
 protect: ["secrets/**", "*.pem"]
+writes: [out/**, ./docs/drafts/, CHANGELOG.md]
 colour: blue
 phases:
   - name: a
@@ -63,15 +65,29 @@ phases:
 		Name: "full", WindowTokens: 100000, ThresholdFraction: 0.6, State: "s/state.yaml", Ledger: "s/ledger.md",
 		Capsule: "work/capsule.md", Skills: []string{"my-skills"}, SubagentReturnTokens: 900, Flow: "full",
 		AgentCmd: "my-agent --print", MaxSteps: 12, Protect: []string{"secrets/**", "*.pem"},
-		Phases: []Phase{{Name: "a", Skill: "x", ExpectTokens: 5000, Line: 15}, {Name: "b", Skill: "y", Line: 18}},
+		Writes: []string{"out/**", "docs/drafts/**", "CHANGELOG.md"},
+		Phases: []Phase{{Name: "a", Skill: "x", ExpectTokens: 5000, Line: 16}, {Name: "b", Skill: "y", Line: 19}},
 		Path:   "baton.yaml", Dir: ".",
 		Warnings: []string{
-			`baton.yaml:13: colour: unknown key; baton ignores it`,
-			`baton.yaml:18: phases[1].extra: unknown key; baton ignores it`,
+			`baton.yaml:14: colour: unknown key; baton ignores it`,
+			`baton.yaml:19: phases[1].extra: unknown key; baton ignores it`,
 		},
 	}
 	if diff := cmp.Diff(want, w); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// writes: replaces the default; an empty list lets no step write.
+func TestParseWritesEmpty(t *testing.T) {
+	for _, src := range []string{"writes: []\n", "writes:\n"} {
+		w, err := Parse([]byte(minimal+src), "baton.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Writes == nil || len(w.Writes) != 0 {
+			t.Errorf("%q: Writes = %#v, want an empty list", src, w.Writes)
+		}
 	}
 }
 
@@ -113,6 +129,11 @@ func TestParseErrors(t *testing.T) {
 		{"protect escape", minimal + "protect: \"../other/**\"\n", `f.yaml:6: protect: "../other/**" leaves the workspace`},
 		{"protect mapping", minimal + "protect: {a: b}\n", "f.yaml:6: protect: must be a glob pattern or a list of them"},
 		{"protect number", minimal + "protect: [3]\n", "f.yaml:6: protect[0]: must be a non-empty string, not 3"},
+		{"writes bad glob", minimal + "writes:\n  - out/**\n  - \"docs/{a\"\n", `f.yaml:8: writes[1]: "docs/{a" is not a valid glob pattern`},
+		{"writes absolute", minimal + "writes: [/tmp/**]\n", `f.yaml:6: writes[0]: "/tmp/**" must be relative to the workspace`},
+		{"writes escape", minimal + "writes: out/../../x/**\n", `f.yaml:6: writes: "out/../../x/**" leaves the workspace`},
+		{"writes mapping", minimal + "writes: {out: yes}\n", "f.yaml:6: writes: must be a glob pattern or a list of them"},
+		{"writes twice", minimal + "writes: [a]\nwrites: [b]\n", `f.yaml:7: mapping key "writes" already defined`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,7 +98,7 @@ func (w *Workspace) find(op, rel string, write bool) (*loc, error) {
 		forbidden = w.rules.forbidsWrite
 	}
 	if forbidden(clean) {
-		return nil, protected(op, rel)
+		return nil, protectedFamily(op, rel, clean, write)
 	}
 	l, err := w.locate(clean)
 	if errors.Is(err, errProtectedHop) {
@@ -109,14 +109,33 @@ func (w *Workspace) find(op, rel string, write bool) (*loc, error) {
 	}
 	if forbidden(l.rel) {
 		l.release()
-		return nil, protected(op, rel)
+		return nil, protectedFamily(op, rel, l.rel, write)
 	}
-	if write && errors.Is(writepolicy.CheckWrite(w.dir, l.rel), writepolicy.ErrDenied) {
-		// A skill's folder (one holding a SKILL.md), found on disk.
+	if !write {
+		return l, nil
+	}
+	// A skill's folder (one holding a SKILL.md), a git directory, another
+	// repository or a virtual environment, found on disk.
+	var fe *writepolicy.FolderError
+	switch err := writepolicy.CheckWrite(w.dir, l.rel); {
+	case errors.As(err, &fe):
+		l.release()
+		return nil, &protectedErr{msg: fmt.Sprintf("%s %s: %s (%s: %s %s)", op, rel, ErrProtected, fe.Family, fe.Folder, fe.Why)}
+	case errors.Is(err, writepolicy.ErrDenied):
 		l.release()
 		return nil, protected(op, rel)
 	}
 	return l, nil
+}
+
+// protectedFamily is the refusal of rel. A place other tools run code
+// from is named by its family, since protected's list does not hold it
+// and a model should know that no declaration makes it writable.
+func protectedFamily(op, rel, clean string, write bool) error {
+	if f, ok := writepolicy.WriteFamily(clean); write && ok && (f == writepolicy.GitDir || f == writepolicy.Dependency) {
+		return &protectedErr{msg: fmt.Sprintf("%s %s: %s (%s, which baton never lets a tool write)", op, rel, ErrProtected, f)}
+	}
+	return protected(op, rel)
 }
 
 // isText reports whether the head of data looks like UTF-8 text: no NUL
@@ -156,15 +175,24 @@ func unwrapPathError(err error) error {
 }
 
 // WriteFile replaces the file rel names with data, atomically, creating
-// missing parent directories inside the workspace. A path that is, or runs
-// through, a symlink leading outside the workspace is refused before
-// anything is created; a symlink inside it has its target replaced.
+// missing parent directories inside the workspace. It writes only a path
+// the Rules' Write patterns declare, and never a file that can be run: the
+// file it leaves is not executable (0644 when new), a file with an exec
+// bit is not written over, and a path that is or passes through a symlink,
+// lies in a git-ignored folder the patterns do not name, or lands in a git
+// directory, another repository, a virtual environment or a dependency
+// folder (package writepolicy) is refused. A path that leaves the
+// workspace is refused before anything is created.
 func (w *Workspace) WriteFile(rel string, data []byte) error {
 	// Each round creates one missing folder and locates the path afresh, so
 	// every folder the file ends up in was checked as it was opened.
-	for range maxWriteRounds {
+	for round := range maxWriteRounds {
 		l, err := w.find("write", rel, true)
 		if err != nil {
+			return err
+		}
+		if err := w.mayWrite(l, rel, round == 0); err != nil {
+			l.release()
 			return err
 		}
 		if first, _, more := strings.Cut(l.name, "/"); more && !l.notDir {
@@ -182,6 +210,41 @@ func (w *Workspace) WriteFile(rel string, data []byte) error {
 	return fmt.Errorf("write %s: too many folders to create", rel)
 }
 
+// CheckWrite returns the error WriteFile(rel, ...) would refuse rel with,
+// without writing: a caller that skips a write whose content is already
+// there still tells a refused path apart.
+func (w *Workspace) CheckWrite(rel string) error {
+	l, err := w.find("write", rel, true)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	if err := w.mayWrite(l, rel, true); err != nil {
+		return err
+	}
+	if l.info != nil && l.info.Mode().IsRegular() && l.info.Mode().Perm()&0o111 != 0 {
+		return executable(rel, l.info.Mode())
+	}
+	return nil
+}
+
+// mayWrite refuses a located path that passed through a symlink (locate
+// then ends somewhere other than the path as given) and, once per
+// WriteFile, a path the allow-list does not declare.
+func (w *Workspace) mayWrite(l *loc, rel string, declared bool) error {
+	clean, err := cleanPath(rel)
+	if err != nil {
+		return fmt.Errorf("write %w", err)
+	}
+	if l.rel != clean {
+		return &refusal{kind: ErrSymlink, msg: fmt.Sprintf("write %s: %s (it leads to %s); baton never writes through one", rel, ErrSymlink, l.rel)}
+	}
+	if !declared {
+		return nil
+	}
+	return w.checkDeclared(rel, clean)
+}
+
 // maxWriteRounds bounds the folders one WriteFile creates.
 const maxWriteRounds = 64
 
@@ -195,10 +258,13 @@ func (w *Workspace) writeAt(l *loc, rel string, data []byte) error {
 		return fmt.Errorf("write %s: is a directory", rel)
 	case l.info != nil && !l.info.Mode().IsRegular():
 		return fmt.Errorf("write %s: not a regular file", rel)
+	case l.info != nil && l.info.Mode().Perm()&0o111 != 0:
+		// A hook or a script: rewritten, it would run what a model wrote.
+		return executable(rel, l.info.Mode())
 	}
 	perm := os.FileMode(0o644)
 	if l.info != nil {
-		perm = l.info.Mode().Perm()
+		perm = l.info.Mode().Perm() &^ 0o111
 	}
 	if err := atomicfile.WriteIn(l.dir, l.name, data, perm); err != nil {
 		if errors.Is(err, atomicfile.ErrSymlink) {

@@ -39,6 +39,7 @@ func TestWritePolicyHoldsForRunTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w = writable(t, w)
 	defer w.Close()
 	before := snapshot(t, dir)
 	for _, p := range []string{

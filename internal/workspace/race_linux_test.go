@@ -80,6 +80,7 @@ func swapRace(t *testing.T, forbidden func(base, root string) (dir, target strin
 		t.Fatal(err)
 	}
 	defer w.Close()
+	w = writable(t, w)
 
 	start := time.Now()
 	done := make(chan error, 1)

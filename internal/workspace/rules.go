@@ -16,9 +16,15 @@ import (
 // are doublestar globs relative to the workspace root with forward slashes;
 // a pattern that matches a folder covers everything under it. Matching
 // compares paths as the write policy does, so .GIT/config is .git/config.
+//
+// Write is the allow-list: the only paths that may be written, matched
+// exactly as declared (see compileWrite). A Workspace with no Write
+// patterns writes nothing. Deny, ReadOnly and the write policy still hold
+// inside them.
 type Rules struct {
 	Deny     []string // never read, listed, searched or written
 	ReadOnly []string // may be read, listed and searched; never written
+	Write    []string // the only paths that may be written
 }
 
 // ErrProtected is wrapped by every error for a path the Rules or the write
@@ -43,13 +49,15 @@ func protected(op, rel string) error {
 	return &protectedErr{msg: fmt.Sprintf("%s %s: %s%s", op, rel, ErrProtected, protectedHint)}
 }
 
-// defaultRules is what New applies: the write policy alone.
+// defaultRules is what New applies: the write policy, and no path
+// declared writable.
 var defaultRules = &ruleset{}
 
 // ruleset is Rules compiled: patterns normalised as paths are (see key).
 // What the write policy denies is denied whatever the patterns say.
 type ruleset struct {
 	deny, readOnly []string
+	write          []writePattern
 }
 
 // Restrict returns a Workspace sharing w's root with r applied (replacing earlier rules). A bad pattern is an error naming it.
@@ -66,6 +74,13 @@ func (w *Workspace) Restrict(r Rules) (*Workspace, error) {
 			}
 			*list.out = append(*list.out, c)
 		}
+	}
+	for _, p := range r.Write {
+		c, err := compileWrite(p)
+		if err != nil {
+			return nil, err
+		}
+		rs.write = append(rs.write, c)
 	}
 	return &Workspace{dir: w.dir, root: w.root, rules: rs}, nil
 }

@@ -82,7 +82,7 @@ func snapshot(t *testing.T, root string) map[string]string {
 
 func TestRulesDeny(t *testing.T) {
 	base := protectedTree(t)
-	w, err := base.Restrict(Rules{Deny: []string{".baton", "baton.yaml", "skills/**/SKILL.md"}})
+	w, err := base.Restrict(Rules{Deny: []string{".baton", "baton.yaml", "skills/**/SKILL.md"}, Write: everything})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestRulesDeny(t *testing.T) {
 
 func TestRulesReadOnly(t *testing.T) {
 	base := protectedTree(t)
-	w, err := base.Restrict(Rules{Deny: []string{".baton"}, ReadOnly: []string{"skills", "baton.yaml"}})
+	w, err := base.Restrict(Rules{Deny: []string{".baton"}, ReadOnly: []string{"skills", "baton.yaml"}, Write: everything})
 	if err != nil {
 		t.Fatal(err)
 	}

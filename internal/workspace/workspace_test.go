@@ -61,7 +61,21 @@ func setup(t *testing.T) (ws *Workspace, outside string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w, outside
+	return writable(t, w), outside
+}
+
+// everything declares every path writable, so that a test sees what the
+// other rules refuse.
+var everything = []string{"**"}
+
+// writable is w with every path declared writable.
+func writable(t *testing.T, w *Workspace) *Workspace {
+	t.Helper()
+	out, err := w.Restrict(Rules{Write: everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestNew(t *testing.T) {
@@ -260,12 +274,17 @@ func TestWriteFile(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(w.Root(), "out", "sub", "new.md")); string(got) != "one" {
 		t.Errorf("got %q", got)
 	}
-	// Writing through a symlink inside the workspace replaces its target.
-	if err := w.WriteFile("link-in", []byte("two")); err != nil {
-		t.Fatal(err)
+	// A symlink inside the workspace is not written through, onto or past.
+	for _, p := range []string{"link-in", "link-in-abs", "link-in-dir/new.md", "docs/deep/back"} {
+		if err := w.WriteFile(p, []byte("two")); !errors.Is(err, ErrSymlink) || !errors.Is(err, ErrProtected) {
+			t.Errorf("WriteFile(%q) = %v, want ErrSymlink", p, err)
+		}
 	}
-	if got, _ := os.ReadFile(filepath.Join(w.Root(), "a.md")); string(got) != "two" {
-		t.Errorf("a.md = %q, want two", got)
+	if got, _ := os.ReadFile(filepath.Join(w.Root(), "a.md")); string(got) != "# A\nhello world\n" {
+		t.Errorf("a.md = %q: written through a symlink", got)
+	}
+	if _, err := os.Stat(filepath.Join(w.Root(), "docs", "new.md")); err == nil {
+		t.Error("docs/new.md was written through link-in-dir")
 	}
 	for _, tt := range []struct{ rel, want string }{
 		{"docs", "write docs: is a directory"},

@@ -57,6 +57,9 @@ func WriteFamily(rel string) (Family, bool) {
 		if f, ok := familyOf(seg); ok {
 			return f, true
 		}
+		if f, ok := writeOnlyFamily(seg); ok {
+			return f, true
+		}
 	}
 	return "", false
 }
@@ -93,7 +96,8 @@ func CheckReadPath(rel string) error {
 // CheckWrite refuses writing rel (relative to root) when rel, any place it
 // passes through on the way (a symlinked folder included) or the place it
 // ends at is denied, or when that place lies in a skill's folder (one
-// holding a SKILL.md, below the root). A path that leaves the root is
+// holding a SKILL.md, below the root), a git directory, another repository
+// or a Python virtual environment (checkFolders). A path that leaves the root is
 // refused with ErrOutside. The result wraps ErrDenied for a refusal.
 func CheckWrite(root, rel string) error {
 	if err := CheckWritePath(rel); err != nil {
@@ -111,7 +115,7 @@ func CheckWrite(root, rel string) error {
 	if dir, ok := skillFolder(root, real); ok {
 		return &DeniedError{Op: "write", Path: rel, Via: dir + "/SKILL.md", Family: Skill}
 	}
-	return nil
+	return checkFolders(root, rel, real)
 }
 
 // CheckRead refuses reading rel (relative to root) when rel or any place
