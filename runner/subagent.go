@@ -89,33 +89,9 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 		Tools:     readTools(),
 		MaxTokens: s.r.cfg.MaxTokens,
 	}
-	var text string
-	cut := false // the answer stopped at its max_tokens: only its start
-	for turn := 0; ; turn++ {
-		if turn == subagentMaxTurns {
-			// Out of turns: ask for the answer with tools switched off.
-			req.ToolChoice = llm.ToolChoiceNone
-		}
-		resp, hash, err := s.callHashed(ctx, req)
-		if err != nil {
-			return "", err
-		}
-		if !resp.WantsTools() || turn >= subagentMaxTurns {
-			text, cut = resp.Text, resp.Truncated()
-			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text})
-			break
-		}
-		// The step's journal answers a resumed sub-agent's tool calls too.
-		outs, err := s.runCalls(ctx, env, hash, resp.ToolCalls)
-		if err != nil {
-			return "", err
-		}
-		var results []llm.ToolResult
-		for _, o := range outs {
-			results = append(results, o.result)
-		}
-		results = s.fitResults(req, resp, resp.ToolCalls, results)
-		req.Messages = llm.AppendToolRound(req.Messages, resp, results...)
+	text, cut, err := s.subagentTurns(ctx, env, req)
+	if err != nil {
+		return "", err
 	}
 	// Counted through the step's window: the condense request below
 	// carries the same text and is not counted again.
@@ -162,6 +138,38 @@ func (s *stepRun) subagent(ctx context.Context, b taskBrief) (string, error) {
 	}
 	s.r.event(s.stepEvent(ev))
 	return text, nil
+}
+
+// subagentTurns runs a sub-agent's turns until it answers without tools,
+// or with tools switched off once out of turns. It returns the answer and
+// whether it stopped at its max_tokens (only its start); req ends holding
+// the whole session, answer included.
+func (s *stepRun) subagentTurns(ctx context.Context, env *toolEnv, req *llm.Request) (string, bool, error) {
+	for turn := 0; ; turn++ {
+		if turn == subagentMaxTurns {
+			// Out of turns: ask for the answer with tools switched off.
+			req.ToolChoice = llm.ToolChoiceNone
+		}
+		resp, hash, err := s.callHashed(ctx, req)
+		if err != nil {
+			return "", false, err
+		}
+		if !resp.WantsTools() || turn >= subagentMaxTurns {
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text})
+			return resp.Text, resp.Truncated(), nil
+		}
+		// The step's journal answers a resumed sub-agent's tool calls too.
+		outs, err := s.runCalls(ctx, env, hash, resp.ToolCalls)
+		if err != nil {
+			return "", false, err
+		}
+		var results []llm.ToolResult
+		for _, o := range outs {
+			results = append(results, o.result)
+		}
+		results = s.fitResults(req, resp, resp.ToolCalls, results)
+		req.Messages = llm.AppendToolRound(req.Messages, resp, results...)
+	}
 }
 
 // spillAnswer keeps a sub-agent's whole answer of n tokens in a spill file
