@@ -118,8 +118,10 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 	switch {
 	case strings.TrimSpace(in.Task) == "":
 		return nil, AskOut{}, errors.New("the task is empty")
-	case len(in.Documents) == 0:
-		return nil, AskOut{}, errors.New("no documents given")
+	case len(in.Documents) == 0 || len(in.Documents) > MaxDocuments:
+		// Refused before anything else looks at the list (Validate, the
+		// file system): it is as long as the request let it be.
+		return nil, AskOut{}, documentCount(len(in.Documents))
 	case in.Concurrency < 0 || in.Concurrency > MaxAskConcurrency:
 		return nil, AskOut{}, fmt.Errorf("concurrency must be between 1 and %d (0 for the default %d), not %d", MaxAskConcurrency, orchestrate.DefaultConcurrency, in.Concurrency)
 	case in.MaxSubtasks < 0 || in.MaxSubtasks > MaxAskSubtasks:
@@ -129,13 +131,14 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 	if err := areq.Validate(); err != nil {
 		return nil, AskOut{}, err
 	}
-	text, names, parts, err := s.readDocuments(in.Documents)
+	docs, err := s.readDocuments(in.Documents)
 	if err != nil {
 		return nil, AskOut{}, err
 	}
+	text, parts := askContext(docs)
 	areq.Context = &document.Context{Text: text, Parts: parts}
-	for _, n := range names {
-		areq.Context.Sources = append(areq.Context.Sources, document.Source{Name: n})
+	for _, d := range docs {
+		areq.Context.Sources = append(areq.Context.Sources, document.Source{Name: d.Name})
 	}
 	var (
 		mu       sync.Mutex

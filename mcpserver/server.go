@@ -75,6 +75,8 @@ type Server struct {
 	rawEnv        func(string) string
 	onRecord      func(*orchestrate.Record, string) error
 	tracer        trace.Tracer
+
+	docOps docOps // the file system work of the document tools, for tests
 }
 
 // New opens the root and registers the tools.

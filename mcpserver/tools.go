@@ -114,6 +114,7 @@ func (s *Server) read(name string) (string, error) {
 	if info.Size() > MaxDocumentBytes {
 		return "", fmt.Errorf("document %q is %d bytes, over the %d-byte limit", name, info.Size(), MaxDocumentBytes)
 	}
+	s.docOps.reads.Add(1)
 	data, err := s.root.ReadFile(rel)
 	if err != nil {
 		return "", fmt.Errorf("document %q: %w", name, rootErr(err))
@@ -131,16 +132,13 @@ func plainPathErr(err error) error {
 }
 
 func (s *Server) outline(_ context.Context, _ *mcp.CallToolRequest, in OutlineIn) (*mcp.CallToolResult, OutlineOut, error) {
-	if len(in.Documents) == 0 {
-		return nil, OutlineOut{}, errors.New("no documents given")
+	docs, err := s.readDocuments(in.Documents)
+	if err != nil {
+		return nil, OutlineOut{}, err
 	}
-	var srcs []outline.Source
-	for _, name := range in.Documents {
-		text, err := s.read(name)
-		if err != nil {
-			return nil, OutlineOut{}, err
-		}
-		srcs = append(srcs, outline.Source{Name: name, Doc: slice.ParseString(text)})
+	srcs := make([]outline.Source, len(docs))
+	for i, d := range docs {
+		srcs[i] = outline.Source{Name: d.Name, Doc: slice.Parse(d.Data)}
 	}
 	o, err := outline.Build(srcs, tokens.Default(), max(in.Budget, 0))
 	if err != nil {

@@ -1,0 +1,7 @@
+package mcpserver
+
+// DocumentOps is how many stats, folder walks and file reads the document
+// tools have made.
+func (s *Server) DocumentOps() (stats, walks, reads int64) {
+	return s.docOps.stats.Load(), s.docOps.walks.Load(), s.docOps.reads.Load()
+}
