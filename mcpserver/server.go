@@ -24,11 +24,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/baton-dev/baton/internal/spill"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/telemetry"
@@ -61,6 +64,15 @@ type Config struct {
 	// makes them (package telemetry): one trace per call. The process
 	// sets it up once; nil traces nothing.
 	Tracer trace.Tracer
+	// SpillMaxAge, SpillMaxBytes and SpillMaxFiles bound SpillDir: on
+	// each new spill, spill files older than SpillMaxAge are removed,
+	// then the oldest until the rest hold at most SpillMaxBytes in at
+	// most SpillMaxFiles files (spill.go). 0 is the default
+	// (DefaultSpillMaxAge, DefaultSpillMaxBytes, DefaultSpillMaxFiles);
+	// a negative value is no bound of that kind.
+	SpillMaxAge   time.Duration
+	SpillMaxBytes int64
+	SpillMaxFiles int
 }
 
 // Server is baton's MCP server: the SDK's server with baton's tools added.
@@ -75,6 +87,9 @@ type Server struct {
 	rawEnv        func(string) string
 	onRecord      func(*orchestrate.Record, string) error
 	tracer        trace.Tracer
+
+	spillMu     sync.Mutex // one spill written and pruned at a time
+	spillLimits spill.Limits
 
 	docOps docOps // the file system work of the document tools, for tests
 }
@@ -101,6 +116,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.onRecord = cfg.OnRecord
+	s.spillLimits = spillLimits(cfg)
 	if s.tracer = cfg.Tracer; s.tracer == nil {
 		s.tracer = noop.NewTracerProvider().Tracer(telemetry.ScopeName)
 	}
