@@ -15,7 +15,7 @@ import (
 )
 
 // serveCounted is serve, with the server returned too for its counters.
-func serveCounted(t *testing.T, cfg mcpserver.Config) (*mcpserver.Server, *mcp.ClientSession) {
+func serveCounted(t testing.TB, cfg mcpserver.Config) (*mcpserver.Server, *mcp.ClientSession) {
 	t.Helper()
 	cfg.Version = "test"
 	s, err := mcpserver.New(cfg)
@@ -37,7 +37,7 @@ func serveCounted(t *testing.T, cfg mcpserver.Config) (*mcpserver.Server, *mcp.C
 }
 
 // writeTree writes files (slash paths) under root.
-func writeTree(t *testing.T, root string, files map[string]string) {
+func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for name, text := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
