@@ -51,7 +51,7 @@ var openWorld = &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint:
 // AskIn is one `baton ask` run.
 type AskIn struct {
 	Task        string   `json:"task" jsonschema:"the question or task to answer over the documents"`
-	Documents   []string `json:"documents" jsonschema:"paths of markdown or text files, relative to the server's root"`
+	Documents   []string `json:"documents" jsonschema:"paths of markdown or text files or of folders (a folder gives its markdown and text files), relative to the server's root: at most 1000 files and 64 MiB in all; a file named twice is read once"`
 	Planner     string   `json:"planner,omitempty" jsonschema:"auto (default), full or llm (a model call over the whole context), outline (a model call over the documents' outline) or retrieval (ranks sections, no model call)"`
 	Model       string   `json:"model,omitempty" jsonschema:"the model name; empty for the provider's default"`
 	DryRun      bool     `json:"dry_run,omitempty" jsonschema:"plan and slice without calling a model; return the plan and a token estimate"`

@@ -200,3 +200,29 @@ func TestDocumentsCappedAfterExpansion(t *testing.T) {
 		}
 	}
 }
+
+// The documents' schema tells a host the limits the tools hold to.
+func TestDocumentsLimitsInTheSchema(t *testing.T) {
+	_, cs := serveCounted(t, mcpserver.Config{Root: t.TempDir()})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{fmt.Sprintf("at most %d files", mcpserver.MaxDocuments), fmt.Sprintf("%d MiB", mcpserver.MaxDocumentBytes>>20), "read once"}
+	seen := 0
+	for _, tool := range res.Tools {
+		if tool.Name != "outline" && tool.Name != "ask" {
+			continue
+		}
+		seen++
+		data, _ := json.Marshal(tool.InputSchema)
+		for _, w := range want {
+			if !strings.Contains(string(data), w) {
+				t.Errorf("%s's input schema does not say %q: %s", tool.Name, w, data)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d of outline and ask listed", seen)
+	}
+}

@@ -28,7 +28,7 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, Op
 
 // OutlineIn names the documents to outline.
 type OutlineIn struct {
-	Documents []string `json:"documents" jsonschema:"paths of markdown or text files, relative to the server's root"`
+	Documents []string `json:"documents" jsonschema:"paths of markdown or text files or of folders (a folder gives its markdown and text files), relative to the server's root: at most 1000 files and 64 MiB in all; a file named twice is read once"`
 	Budget    int      `json:"budget,omitempty" jsonschema:"the most tokens the rendered outline may take; 0 for no limit (deeper levels collapse first)"`
 }
 
