@@ -226,3 +226,37 @@ func TestDocumentsLimitsInTheSchema(t *testing.T) {
 		t.Errorf("%d of outline and ask listed", seen)
 	}
 }
+
+// count_tokens holds its files to the same bounds: a list over
+// MaxDocuments is refused before any file is read, and files over
+// MaxDocumentBytes in all are refused once the total passes it.
+func TestCountTokensFilesAreBounded(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.md": "# Alpha\n"})
+	// Sparse: the size is what counts, and nothing is written. It fits
+	// alone, not after a.md.
+	if f, err := os.Create(filepath.Join(root, "full.md")); err != nil || f.Truncate(mcpserver.MaxDocumentBytes) != nil || f.Close() != nil {
+		t.Fatalf("sparse file: %v", err)
+	}
+	files := make([]string, 50_000)
+	for i := range files {
+		files[i] = "a.md"
+	}
+	for _, c := range []struct {
+		files []string
+		want  string
+		reads int64
+	}{
+		{files, fmt.Sprintf("50000 files given, over the limit of %d documents per call", mcpserver.MaxDocuments), 0},
+		{[]string{"a.md", "full.md"}, fmt.Sprintf("over the limit of %d MiB per call", mcpserver.MaxDocumentBytes>>20), 1},
+	} {
+		s, cs := serveCounted(t, mcpserver.Config{Root: root})
+		res := call(t, cs, "count_tokens", map[string]any{"files": c.files}, nil)
+		if msg := resultText(res); !res.IsError || strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) {
+			t.Errorf("%d files: isError %v, %q: want one line saying %q", len(c.files), res.IsError, msg, c.want)
+		}
+		if _, _, reads := s.DocumentOps(); reads != c.reads {
+			t.Errorf("%d files: %d read, want %d", len(c.files), reads, c.reads)
+		}
+	}
+}
