@@ -125,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.getenv = hostEnv(s.rawEnv)
 	s.addTools()
-	s.mcp.AddReceivingMiddleware(s.bound)
+	s.mcp.AddReceivingMiddleware(s.bound, s.boundLists)
 	return s, nil
 }
 

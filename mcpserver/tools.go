@@ -192,7 +192,7 @@ func (s *Server) countTokens(_ context.Context, _ *mcp.CallToolRequest, in Count
 	case len(in.Files) > MaxDocuments:
 		// The files are counted one by one, by name, so they are not
 		// folded as outline's and ask's are; they are bounded alike.
-		return nil, CountOut{}, fmt.Errorf("%w: %d files given, over the limit of %d documents per call", ErrTooManyDocuments, len(in.Files), MaxDocuments)
+		return nil, CountOut{}, filesCount(len(in.Files))
 	}
 	c := tokens.ForModel(in.Model)
 	w, known := tokens.Window(in.Model, 0)
