@@ -128,7 +128,7 @@ func (d *docSet) take(rel string, info fs.FileInfo) error {
 
 // errTotalBytes is the one line for documents that fit alone but not
 // together.
-var errTotalBytes = fmt.Errorf("%w: documents exceed %d MiB in total, over the limit of %d MiB per call; pass fewer or smaller files", ErrDocumentsTooLarge, MaxDocumentBytes>>20, MaxDocumentBytes>>20)
+var errTotalBytes = fmt.Errorf("%w: together over the limit of %d MiB per call; pass fewer or smaller files", ErrDocumentsTooLarge, MaxDocumentBytes>>20)
 
 // textExts are the files taken from a folder, as `baton ask --doc DIR`
 // takes them (package document): a docs folder's documents, not its assets.

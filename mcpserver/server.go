@@ -13,8 +13,9 @@
 // losslessly under baton run's lock; ask runs `baton ask` on the
 // configured provider and saves a run record under .baton/runs;
 // skills_list and skill_get show the skill library, and every skill is
-// also a prompt. Every result is bounded (spill.go, bound.go) and every
-// schema is portable (schema.go). The transport is stdio (stdio.go: a
+// also a prompt. Every result is bounded (spill.go, bound.go), and so is
+// every documents list (documents.go, listbound.go); every schema is
+// portable (schema.go). The transport is stdio (stdio.go: a
 // malformed line is answered, not fatal) or Streamable HTTP (http.go).
 package mcpserver
 
