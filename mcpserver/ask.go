@@ -51,7 +51,7 @@ var openWorld = &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint:
 // AskIn is one `baton ask` run.
 type AskIn struct {
 	Task        string   `json:"task" jsonschema:"the question or task to answer over the documents"`
-	Documents   []string `json:"documents" jsonschema:"paths of markdown or text files, relative to the server's root"`
+	Documents   []string `json:"documents" jsonschema:"paths of markdown or text files or of folders (a folder gives its markdown and text files), relative to the server's root: at most 1000 files and 64 MiB in all; a file named twice is read once"`
 	Planner     string   `json:"planner,omitempty" jsonschema:"auto (default), full or llm (a model call over the whole context), outline (a model call over the documents' outline) or retrieval (ranks sections, no model call)"`
 	Model       string   `json:"model,omitempty" jsonschema:"the model name; empty for the provider's default"`
 	DryRun      bool     `json:"dry_run,omitempty" jsonschema:"plan and slice without calling a model; return the plan and a token estimate"`
@@ -118,8 +118,10 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 	switch {
 	case strings.TrimSpace(in.Task) == "":
 		return nil, AskOut{}, errors.New("the task is empty")
-	case len(in.Documents) == 0:
-		return nil, AskOut{}, errors.New("no documents given")
+	case len(in.Documents) == 0 || len(in.Documents) > MaxDocuments:
+		// Refused before anything else looks at the list (Validate, the
+		// file system): it is as long as the request let it be.
+		return nil, AskOut{}, documentCount(len(in.Documents))
 	case in.Concurrency < 0 || in.Concurrency > MaxAskConcurrency:
 		return nil, AskOut{}, fmt.Errorf("concurrency must be between 1 and %d (0 for the default %d), not %d", MaxAskConcurrency, orchestrate.DefaultConcurrency, in.Concurrency)
 	case in.MaxSubtasks < 0 || in.MaxSubtasks > MaxAskSubtasks:
@@ -129,13 +131,14 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) (*
 	if err := areq.Validate(); err != nil {
 		return nil, AskOut{}, err
 	}
-	text, names, parts, err := s.readDocuments(in.Documents)
+	docs, err := s.readDocuments(in.Documents)
 	if err != nil {
 		return nil, AskOut{}, err
 	}
+	text, parts := askContext(docs)
 	areq.Context = &document.Context{Text: text, Parts: parts}
-	for _, n := range names {
-		areq.Context.Sources = append(areq.Context.Sources, document.Source{Name: n})
+	for _, d := range docs {
+		areq.Context.Sources = append(areq.Context.Sources, document.Source{Name: d.Name})
 	}
 	var (
 		mu       sync.Mutex

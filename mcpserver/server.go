@@ -15,8 +15,9 @@
 // losslessly under baton run's lock; ask runs `baton ask` on the
 // configured provider and saves a run record under .baton/runs;
 // skills_list and skill_get show the skill library, and every skill is
-// also a prompt. Every result is bounded (spill.go, bound.go) and every
-// schema is portable (schema.go). The transport is stdio (stdio.go: a
+// also a prompt. Every result is bounded (spill.go, bound.go), and so is
+// every documents list (documents.go, listbound.go); every schema is
+// portable (schema.go). The transport is stdio (stdio.go: a
 // malformed line is answered, not fatal) or Streamable HTTP (http.go).
 package mcpserver
 
@@ -26,11 +27,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/baton-dev/baton/internal/spill"
 	"github.com/baton-dev/baton/orchestrate"
 	"github.com/baton-dev/baton/skill"
 	"github.com/baton-dev/baton/telemetry"
@@ -71,6 +75,15 @@ type Config struct {
 	// specs/state.yaml (declared.go).
 	Ledgers []string
 	States  []string
+	// SpillMaxAge, SpillMaxBytes and SpillMaxFiles bound SpillDir: on
+	// each new spill, spill files older than SpillMaxAge are removed,
+	// then the oldest until the rest hold at most SpillMaxBytes in at
+	// most SpillMaxFiles files (spill.go). 0 is the default
+	// (DefaultSpillMaxAge, DefaultSpillMaxBytes, DefaultSpillMaxFiles);
+	// a negative value is no bound of that kind.
+	SpillMaxAge   time.Duration
+	SpillMaxBytes int64
+	SpillMaxFiles int
 }
 
 // Server is baton's MCP server: the SDK's server with baton's tools added.
@@ -86,6 +99,11 @@ type Server struct {
 	onRecord      func(*orchestrate.Record, string) error
 	tracer        trace.Tracer
 	declared      map[string][]string // Config.Ledgers and States, cleaned, by kind (declared.go)
+
+	spillMu     sync.Mutex // one spill written and pruned at a time
+	spillLimits spill.Limits
+
+	docOps docOps // the file system work of the document tools, for tests
 }
 
 // New opens the root and registers the tools.
@@ -117,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.onRecord = cfg.OnRecord
+	s.spillLimits = spillLimits(cfg)
 	if s.tracer = cfg.Tracer; s.tracer == nil {
 		s.tracer = noop.NewTracerProvider().Tracer(telemetry.ScopeName)
 	}
@@ -125,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.getenv = hostEnv(s.rawEnv)
 	s.addTools()
-	s.mcp.AddReceivingMiddleware(s.bound)
+	s.mcp.AddReceivingMiddleware(s.bound, s.boundLists)
 	return s, nil
 }
 

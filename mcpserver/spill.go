@@ -4,10 +4,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"regexp"
+	"time"
 
+	"github.com/baton-dev/baton/internal/atomicfile"
 	"github.com/baton-dev/baton/internal/batondir"
+	"github.com/baton-dev/baton/internal/spill"
 )
 
 // DefaultMaxResultBytes bounds a tool result as it goes over the wire:
@@ -79,16 +86,102 @@ func (s *Server) spillText(tool, text string, tokens int) (string, *Spill, error
 		Note: fmt.Sprintf("the text is %d bytes (%d tokens), too large for a result bounded at %d bytes; it was written to %s: cut a smaller part (sections, line ranges) or read the file in pieces", len(text), tokens, s.maxResult, name)}, nil
 }
 
-// writeSpill writes data to SpillDir/<tool>-<hash>.<ext> under the root
-// and returns that path.
+// Bounds on SpillDir, the defaults of Config.SpillMaxAge, SpillMaxBytes
+// and SpillMaxFiles. A spilled result is for the call that made it; a day
+// is long enough for a host to read it, and the folder never grows past a
+// few hundred MiB however many calls are made.
+const (
+	DefaultSpillMaxAge   = 24 * time.Hour
+	DefaultSpillMaxBytes = 256 << 20
+	DefaultSpillMaxFiles = 1000
+)
+
+// spillLimits are cfg's bounds on SpillDir: 0 the default, negative none.
+func spillLimits(cfg Config) spill.Limits {
+	pick := func(v, def int64) int64 {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	return spill.Limits{
+		MaxAge:   time.Duration(pick(int64(cfg.SpillMaxAge), int64(DefaultSpillMaxAge))),
+		MaxBytes: pick(cfg.SpillMaxBytes, DefaultSpillMaxBytes),
+		MaxFiles: int(pick(int64(cfg.SpillMaxFiles), DefaultSpillMaxFiles)),
+	}
+}
+
+// spillName matches the files writeSpill names, and only them: pruning
+// removes nothing else from the folder.
+var spillName = regexp.MustCompile(`^[a-z0-9_-]{1,64}-[0-9a-f]{12}\.(md|json)$`)
+
+// ErrSpillSymlink is a spill refused because its folder is a symlink.
+var ErrSpillSymlink = errors.New("the spill folder is a symlink")
+
+// writeSpill writes data to SpillDir/<tool>-<hash>.<ext> under the root,
+// atomically, and returns that path. Then it prunes the folder to its
+// bounds (spill.Prune), never removing the file just written: a spill
+// larger than SpillMaxBytes by itself is still written, so nothing is
+// lost, and it is the next spill that removes it. Pruning is best effort:
+// the result is saved either way.
 func (s *Server) writeSpill(tool, ext string, data []byte) (string, error) {
 	sum := sha256.Sum256(data)
-	name := path.Join(SpillDir, fmt.Sprintf("%s-%s.%s", tool, hex.EncodeToString(sum[:6]), ext))
-	if err := s.root.MkdirAll(SpillDir, 0o755); err != nil {
-		return "", fmt.Errorf("writing the %s result (%d bytes, over the %d-byte bound) under %s: %w", tool, len(data), s.maxResult, SpillDir, plainPathErr(err))
+	base := fmt.Sprintf("%s-%s.%s", tool, hex.EncodeToString(sum[:6]), ext)
+	name := path.Join(SpillDir, base)
+	s.spillMu.Lock()
+	defer s.spillMu.Unlock()
+	dir, err := s.openSpillDir()
+	if err != nil {
+		return "", fmt.Errorf("writing the %s result (%d bytes, over the %d-byte bound) under %s: %w", tool, len(data), s.maxResult, SpillDir, err)
 	}
-	if err := s.root.WriteFile(name, data, 0o644); err != nil {
+	defer dir.Close()
+	// Written beside and renamed over: a symlink of that name is
+	// replaced, never written through.
+	if err := atomicfile.WriteIn(dir, base, data, 0o644); err != nil {
 		return "", fmt.Errorf("writing the %s result to %s: %w", tool, name, plainPathErr(err))
 	}
+	_, _ = spill.Prune(dir, base, s.spillLimits, time.Now(), spillName.MatchString)
 	return name, nil
+}
+
+// openSpillDir makes SpillDir under the root and opens it, refusing it
+// when it or .baton is a symlink: a spill is not written, nor a folder
+// pruned, anywhere but in the server's own folder.
+func (s *Server) openSpillDir() (*os.Root, error) {
+	if err := s.root.MkdirAll(SpillDir, 0o755); err != nil {
+		if err := s.spillSymlink(); err != nil {
+			return nil, err
+		}
+		return nil, plainPathErr(err)
+	}
+	if err := s.spillSymlink(); err != nil {
+		return nil, err
+	}
+	info, err := s.root.Lstat(SpillDir)
+	if err != nil {
+		return nil, plainPathErr(err)
+	}
+	dir, err := s.root.OpenRoot(SpillDir)
+	if err != nil {
+		return nil, plainPathErr(err)
+	}
+	// The folder opened is the one looked at, not one swapped in since.
+	if opened, err := dir.Stat("."); err != nil || !os.SameFile(info, opened) {
+		dir.Close()
+		return nil, fmt.Errorf("%s changed while being opened", SpillDir)
+	}
+	return dir, nil
+}
+
+// spillSymlink is ErrSpillSymlink when .baton or SpillDir is a symlink.
+func (s *Server) spillSymlink() error {
+	for _, p := range []string{batondir.Name, SpillDir} {
+		if info, err := s.root.Lstat(p); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s; baton writes no spill through one", ErrSpillSymlink, p)
+		}
+	}
+	return nil
 }

@@ -28,7 +28,7 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, Op
 
 // OutlineIn names the documents to outline.
 type OutlineIn struct {
-	Documents []string `json:"documents" jsonschema:"paths of markdown or text files, relative to the server's root"`
+	Documents []string `json:"documents" jsonschema:"paths of markdown or text files or of folders (a folder gives its markdown and text files), relative to the server's root: at most 1000 files and 64 MiB in all; a file named twice is read once"`
 	Budget    int      `json:"budget,omitempty" jsonschema:"the most tokens the rendered outline may take; 0 for no limit (deeper levels collapse first)"`
 }
 
@@ -97,6 +97,13 @@ func (s *Server) addTools() {
 // by its size, any path that leaves the root and any the read policy
 // forbids (git's files, secrets).
 func (s *Server) read(name string) (string, error) {
+	return s.readWithin(name, MaxDocumentBytes)
+}
+
+// readWithin is read with budget bytes left of a call's MaxDocumentBytes:
+// a file that fits alone but not in what is left is refused by its size,
+// unread.
+func (s *Server) readWithin(name string, budget int64) (string, error) {
 	rel, err := localPath("document", name)
 	if err != nil {
 		return "", err
@@ -111,9 +118,13 @@ func (s *Server) read(name string) (string, error) {
 	if !info.Mode().IsRegular() {
 		return "", fmt.Errorf("document %q is not a regular file", name)
 	}
-	if info.Size() > MaxDocumentBytes {
+	switch {
+	case info.Size() > MaxDocumentBytes:
 		return "", fmt.Errorf("document %q is %d bytes, over the %d-byte limit", name, info.Size(), MaxDocumentBytes)
+	case info.Size() > budget:
+		return "", errTotalBytes
 	}
+	s.docOps.reads.Add(1)
 	data, err := s.root.ReadFile(rel)
 	if err != nil {
 		return "", fmt.Errorf("document %q: %w", name, rootErr(err))
@@ -131,16 +142,13 @@ func plainPathErr(err error) error {
 }
 
 func (s *Server) outline(_ context.Context, _ *mcp.CallToolRequest, in OutlineIn) (*mcp.CallToolResult, OutlineOut, error) {
-	if len(in.Documents) == 0 {
-		return nil, OutlineOut{}, errors.New("no documents given")
+	docs, err := s.readDocuments(in.Documents)
+	if err != nil {
+		return nil, OutlineOut{}, err
 	}
-	var srcs []outline.Source
-	for _, name := range in.Documents {
-		text, err := s.read(name)
-		if err != nil {
-			return nil, OutlineOut{}, err
-		}
-		srcs = append(srcs, outline.Source{Name: name, Doc: slice.ParseString(text)})
+	srcs := make([]outline.Source, len(docs))
+	for i, d := range docs {
+		srcs[i] = outline.Source{Name: d.Name, Doc: slice.Parse(d.Data)}
 	}
 	o, err := outline.Build(srcs, tokens.Default(), max(in.Budget, 0))
 	if err != nil {
@@ -178,8 +186,13 @@ func (s *Server) slice(_ context.Context, _ *mcp.CallToolRequest, in SliceIn) (*
 }
 
 func (s *Server) countTokens(_ context.Context, _ *mcp.CallToolRequest, in CountIn) (*mcp.CallToolResult, CountOut, error) {
-	if len(in.Texts)+len(in.Files) == 0 {
+	switch {
+	case len(in.Texts)+len(in.Files) == 0:
 		return nil, CountOut{}, errors.New("nothing to count: give texts or files")
+	case len(in.Files) > MaxDocuments:
+		// The files are counted one by one, by name, so they are not
+		// folded as outline's and ask's are; they are bounded alike.
+		return nil, CountOut{}, filesCount(len(in.Files))
 	}
 	c := tokens.ForModel(in.Model)
 	w, known := tokens.Window(in.Model, 0)
@@ -189,11 +202,13 @@ func (s *Server) countTokens(_ context.Context, _ *mcp.CallToolRequest, in Count
 		out.Counts = append(out.Counts, Count{Name: fmt.Sprintf("text %d", i+1), Tokens: n})
 		out.Total += n
 	}
+	var read int64
 	for _, name := range in.Files {
-		text, err := s.read(name)
+		text, err := s.readWithin(name, MaxDocumentBytes-read)
 		if err != nil {
 			return nil, CountOut{}, err
 		}
+		read += int64(len(text))
 		n := c.Count(text)
 		out.Counts = append(out.Counts, Count{Name: name, Tokens: n})
 		out.Total += n

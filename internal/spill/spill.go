@@ -7,7 +7,8 @@
 // again names the file the first attempt named, and the request that
 // carries the pointer hashes the same. Files are written atomically (a
 // temporary file in the same folder, fsync, rename), as every file baton
-// persists is.
+// persists is. A folder that outlives the work that wrote it (the MCP
+// server's) is kept within an age and a size by Prune.
 package spill
 
 import (
