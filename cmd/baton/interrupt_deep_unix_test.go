@@ -1,0 +1,156 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/baton-dev/baton/llm/llmtest"
+)
+
+// deepPath is the hostile model's path: "d/" n times, then a file name.
+func deepPath(n int) string { return strings.Repeat("d/", n) + "x.md" }
+
+// hostileAsked plays the example workflow as workScript does, except that
+// the implement step, after its first write, asks for a write to a
+// 3,000-folder path every turn. Once the first such write is asked for it
+// tells the test, and holds every later request until the test lets go:
+// the signal then finds baton in that write or in the next model call.
+// It records every turn it answered.
+type hostileAsked struct {
+	mu       sync.Mutex
+	answered map[string]int
+	again    []string // keys of turns asked again
+	inFlight string   // the turn answered as the test signals
+	holding  bool
+	arrived  chan struct{}
+	release  chan struct{}
+}
+
+func newHostile() *hostileAsked {
+	return &hostileAsked{answered: map[string]int{}, arrived: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (h *hostileAsked) rule() llmtest.Rule {
+	return llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
+		h.mu.Lock()
+		holding := h.holding
+		h.mu.Unlock()
+		if holding {
+			<-h.release
+			return llmtest.Fail(500, "api_error", "held")
+		}
+		session := ""
+		if strings.Contains(r.System, "You are a sub-agent") {
+			session = r.Messages[0].Content
+		}
+		k := fmt.Sprintf("%s\x00%s\x00%d", r.System, session, len(r.Messages))
+		h.mu.Lock()
+		if h.answered[k] > 0 {
+			h.again = append(h.again, k)
+		}
+		h.answered[k]++
+		h.mu.Unlock()
+		if strings.Contains(r.System, "# Implement") && rounds(r) >= 2 {
+			if rounds(r) >= 40 {
+				return llmtest.CallTools(toolCall("finish", map[string]string{"summary": "implemented"}))
+			}
+			h.mu.Lock()
+			if !h.holding && h.release != nil {
+				h.holding, h.inFlight = true, k
+				close(h.arrived)
+			}
+			h.mu.Unlock()
+			return llmtest.CallTools(toolCall("write_file", map[string]string{"path": strings.Repeat("d/", 3000) + "x.md", "content": "x\n"}))
+		}
+		return workScript(r)
+	})
+}
+
+// One SIGINT, or one SIGTERM, while a hostile model has baton write to a
+// 3,000-folder path ends baton with the interrupt code and its one line;
+// the resume then finishes the run without asking a turn already
+// answered (but the one whose reply the signal may have cut). Before, the write took minutes and the signal waited for it:
+// the 60 s bound only catches a process that ignores the first signal.
+func TestOneSignalEndsHostileDeepPathRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts baton")
+	}
+	isolateEnv(t)
+	bin := buildBaton(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := exampleWorkspace(t)
+			h := newHostile()
+			s := llmtest.NewServer(t, h.rule())
+			released := false
+			let := func() {
+				if !released {
+					released = true
+					close(h.release)
+				}
+			}
+			defer let()
+			wf := filepath.Join(dir, "baton.yaml")
+			args := []string{"--workflow", wf, "--provider", "openai", "--base-url", s.OpenAIBaseURL(), "--concurrency", "1", "--max-turns", "64"}
+			cmd := exec.Command(bin, append([]string{"run"}, args...)...)
+			cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+			var errOut bytes.Buffer
+			cmd.Stderr = &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-h.arrived:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("the run never reached the deep write\n%s", errOut.String())
+			}
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("baton did not end after one %v\n%s", sig, errOut.String())
+			}
+			let()
+			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if ws.Signaled() || ws.ExitStatus() != exitInterrupted {
+				t.Fatalf("after %v baton ended with %v, want exit %d\n%s", sig, cmd.ProcessState, exitInterrupted, errOut.String())
+			}
+			checkInterruptLine(t, errOut.String(), "3 (implement-change)")
+
+			h.mu.Lock()
+			h.holding, h.release = false, nil
+			h.mu.Unlock()
+			code, _, resumeErr := runBaton(t, "", append([]string{"resume"}, args...)...)
+			if code != exitOK {
+				t.Fatalf("resume: exit %d\n%s", code, resumeErr)
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			for i, k := range h.again {
+				// The signal may cut the reply of the turn it came
+				// with; a reply cut so is not recorded, and is asked
+				// again. No other turn may be.
+				if i == 0 && k == h.inFlight {
+					continue
+				}
+				t.Errorf("a turn already answered was asked again: %.60q", k)
+			}
+		})
+	}
+}
