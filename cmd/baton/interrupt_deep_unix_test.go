@@ -155,3 +155,57 @@ func TestOneSignalEndsHostileDeepPathRun(t *testing.T) {
 		})
 	}
 }
+
+// One SIGINT while an external agent (--agent-cmd) runs a step that would
+// take five minutes ends baton with the interrupt code; the resume runs
+// that step again and no step before it.
+func TestOneSignalEndsAgentCmdStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts baton")
+	}
+	isolateEnv(t)
+	bin := buildBaton(t)
+	ws, logDir := exampleWorkspace(t), t.TempDir()
+	started := filepath.Join(logDir, "started")
+	agent := writeAgent(t, logDir, "agent.sh", `echo "$BATON_SKILL" >> '`+logDir+`/calls'
+if [ "$BATON_SKILL" = plan-change ] && [ ! -f '`+started+`' ]; then touch '`+started+`'; sleep 300; fi
+printf '`+"```"+`handoff\nsummary: ok\n`+"```"+`\n'
+`)
+	wf := filepath.Join(ws, "baton.yaml")
+	cmd := exec.Command(bin, "run", "--workflow", wf, "--agent-cmd", agent)
+	var errOut lockedBuffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(120 * time.Second)
+	for !exists(started) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the agent never started plan-change\n%s", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("baton did not end after one interrupt\n%s", errOut.String())
+	}
+	if st := cmd.ProcessState.Sys().(syscall.WaitStatus); st.Signaled() || st.ExitStatus() != exitInterrupted {
+		t.Fatalf("baton ended with %v, want exit %d\n%s", cmd.ProcessState, exitInterrupted, errOut.String())
+	}
+	checkInterruptLine(t, errOut.String(), "2 (plan-change)")
+	if code, _, resumeErr := runBaton(t, "", "resume", "--workflow", wf, "--agent-cmd", agent); code != exitOK {
+		t.Fatalf("resume: exit %d\n%s", code, resumeErr)
+	}
+	calls, _ := os.ReadFile(filepath.Join(logDir, "calls"))
+	if got := strings.Join(strings.Fields(string(calls)), " "); got != "analyse-request plan-change plan-change implement-change write-report" {
+		t.Errorf("the agent ran %s", got)
+	}
+}
