@@ -40,10 +40,10 @@ func newHostile() *hostileAsked {
 func (h *hostileAsked) rule() llmtest.Rule {
 	return llmtest.Func(func(r llmtest.RecordedRequest) llmtest.Reply {
 		h.mu.Lock()
-		holding := h.holding
+		holding, release := h.holding, h.release
 		h.mu.Unlock()
 		if holding {
-			<-h.release
+			<-release
 			return llmtest.Fail(500, "api_error", "held")
 		}
 		session := ""
