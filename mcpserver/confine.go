@@ -132,12 +132,16 @@ func (e policyErr) Error() string {
 
 func (e policyErr) Unwrap() error { return e.de }
 
-// localPath refuses an absolute path and one that leaves the root by its
-// text, and returns it cleaned with forward slashes, as os.Root and its FS
-// take it.
+// localPath refuses an absolute path, one that leaves the root by its
+// text and one over the write policy's path limits, and returns it cleaned
+// with forward slashes, as os.Root and its FS take it.
 func localPath(kind, name string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("the %s path is empty", kind)
+	}
+	// First, and without quoting name: the refusal quotes only its head.
+	if err := writepolicy.CheckLimits(name); err != nil {
+		return "", fmt.Errorf("%s %w", kind, err)
 	}
 	if filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`) || filepath.VolumeName(name) != "" {
 		return "", fmt.Errorf("%s %q: an absolute path; give a path relative to the server's root", kind, name)

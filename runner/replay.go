@@ -147,7 +147,15 @@ func (s *stepRun) runTool(ctx context.Context, env *toolEnv, c llm.ToolCall, par
 	calls, usage := s.calls, s.usage
 	s.r.mu.Unlock()
 	tctx, endTrace := s.r.trace(ctx, part)
-	out := env.run(tctx, c)
+	out, err := runCancellable(tctx, env, c)
+	if err != nil {
+		// Left to finish on its own, as if the process had been killed
+		// in it: the call is not recorded, and the resume runs it again,
+		// which every tool bears (write_file leaves a file that already
+		// holds the content, update_state sets the same fields).
+		endTrace(End{Err: err})
+		return out, journalTool{}, fmt.Errorf("tool %s: %w", c.Name, err)
+	}
 	endTrace(End{Tool: &out.result, Err: ctx.Err()})
 	if own {
 		s.toolEnd(c, out)
@@ -169,6 +177,28 @@ func (s *stepRun) runTool(ctx context.Context, env *toolEnv, c llm.ToolCall, par
 		rec.NextSkill = env.nextSkillSet
 	}
 	return out, rec, nil
+}
+
+// runToolCall is how a tool call runs; a test swaps it to play a slow
+// tool.
+var runToolCall = (*toolEnv).run
+
+// runCancellable runs call c and returns its outcome, or ctx's error as
+// soon as ctx is done: a tool that does not watch ctx (a file operation
+// on a slow disk, a long search) must not keep an interrupted run from
+// ending. The call goes on in the background until the process exits.
+func runCancellable(ctx context.Context, env *toolEnv, c llm.ToolCall) (toolOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return toolOutcome{}, err
+	}
+	run, done := runToolCall, make(chan toolOutcome, 1)
+	go func() { done <- run(env, ctx, c) }()
+	select {
+	case out := <-done:
+		return out, nil
+	case <-ctx.Done():
+		return toolOutcome{}, ctx.Err()
+	}
 }
 
 // logTool writes the tool_call event of call c: its name, whether it

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/baton-dev/baton/internal/writepolicy"
 )
 
 // ErrBadPattern is wrapped when a glob given to List or Search is not well
@@ -39,6 +41,9 @@ type glob struct {
 // workspace, with forward or (on Windows) back slashes. An empty pattern is
 // "**".
 func compileGlob(pattern string) (*glob, error) {
+	if err := writepolicy.CheckLimits(pattern); err != nil {
+		return nil, fmt.Errorf("pattern: %w", err)
+	}
 	slashed := filepath.ToSlash(pattern)
 	if strings.HasPrefix(slashed, "/") {
 		return nil, fmt.Errorf("pattern %q is absolute: %w", pattern, ErrOutsideWorkspace)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/baton-dev/baton/internal/writepolicy"
 )
 
 // maxSymlinkHops matches the limit Linux puts on symlink resolution, so a
@@ -43,12 +45,17 @@ func (l *loc) release() {
 // checked to be the directory Lstat saw, so a folder swapped for a symlink
 // mid-walk is caught instead of followed; symlinks are read and their
 // targets spliced into the remaining components, each hop checked against
-// the root. Every location visited is checked against the deny rules. Once
+// the root. Every location visited is checked against the deny rules as
+// the walk reaches it, its key built on its parent's (keyPath), so the
+// walk's work is linear in the path's length; symlinks that lead to a
+// location over the path limits are refused. Once
 // a component does not exist, the rest cannot be symlinks and are appended
 // as they are. The caller must release the result.
 func (w *Workspace) locate(clean string) (l *loc, err error) {
 	stack := []*os.Root{w.root} // stack[i] is the open directory names[:i]
 	var names []string          // the location so far, from the root
+	var k keyPath               // names as the rules compare them
+	size := 0                   // len(strings.Join(names, "/")) + 1
 	defer func() {
 		keep := len(stack) - 1
 		if err != nil {
@@ -83,7 +90,9 @@ func (w *Workspace) locate(clean string) (l *loc, err error) {
 				stack[len(stack)-1].Close()
 				stack = stack[:len(stack)-1]
 			}
+			size -= len(names[len(names)-1]) + 1
 			names = names[:len(names)-1]
+			k.pop()
 			last = nil
 			if len(names) == len(stack)-1 {
 				missing, notDir = nil, false
@@ -91,8 +100,13 @@ func (w *Workspace) locate(clean string) (l *loc, err error) {
 			continue
 		}
 		names = append(names, name)
-		here := strings.Join(names, "/")
-		if w.rules.deniesExactly(here) {
+		size += len(name) + 1
+		k.push(name)
+		if len(names) > writepolicy.MaxPathDepth || size > writepolicy.MaxPathBytes+1 {
+			// cleanPath bounds the path as given; only symlinks get here.
+			return nil, fmt.Errorf("a symlink leads to a path too long: %w (baton takes paths of at most %d segments and %d bytes)", writepolicy.ErrPathTooLong, writepolicy.MaxPathDepth, writepolicy.MaxPathBytes)
+		}
+		if w.rules.deniesAt(&k) {
 			return nil, errProtectedHop
 		}
 		if missing != nil || notDir || last != nil {
@@ -122,6 +136,8 @@ func (w *Workspace) locate(clean string) (l *loc, err error) {
 				return nil, fmt.Errorf("read symlink: %w", unwrapPathError(err))
 			}
 			names = names[:len(names)-1]
+			size -= len(name) + 1
+			k.pop()
 			if filepath.IsAbs(target) {
 				t := filepath.Clean(target)
 				if !w.within(t) {
@@ -130,7 +146,8 @@ func (w *Workspace) locate(clean string) (l *loc, err error) {
 				for i := len(stack) - 1; i > 0; i-- {
 					stack[i].Close()
 				}
-				stack, names = stack[:1], nil
+				stack, names, size = stack[:1], nil, 0
+				k.reset()
 				r, _ := filepath.Rel(w.dir, t)
 				target = r
 			}

@@ -56,7 +56,7 @@ var defaultRules = &ruleset{}
 // ruleset is Rules compiled: patterns normalised as paths are (see key).
 // What the write policy denies is denied whatever the patterns say.
 type ruleset struct {
-	deny, readOnly []string
+	deny, readOnly []pattern
 	write          []writePattern
 }
 
@@ -65,14 +65,14 @@ func (w *Workspace) Restrict(r Rules) (*Workspace, error) {
 	rs := &ruleset{}
 	for _, list := range []struct {
 		in  []string
-		out *[]string
+		out *[]pattern
 	}{{r.Deny, &rs.deny}, {r.ReadOnly, &rs.readOnly}} {
 		for _, p := range list.in {
 			c, err := compilePattern(p)
 			if err != nil {
 				return nil, err
 			}
-			*list.out = append(*list.out, c)
+			*list.out = append(*list.out, newPattern(c))
 		}
 	}
 	for _, p := range r.Write {
@@ -112,16 +112,25 @@ func compilePattern(p string) (string, error) {
 // names a different file than the rules do. Patterns are split only at
 // "/", since "\\" escapes in a glob.
 func key(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		segs[i] = writepolicy.Segment(s)
+	var k keyPath
+	for {
+		seg, rest, more := strings.Cut(p, "/")
+		k.push(seg)
+		if !more {
+			return k.String()
+		}
+		p = rest
 	}
-	return strings.Join(segs, "/")
 }
 
-func matchAny(pats []string, k string) bool {
+// matchAny reports whether k, a key of depth segments, matches one of
+// pats.
+func matchAny(pats []pattern, k string, depth int) bool {
 	for _, p := range pats {
-		if ok, _ := doublestar.Match(p, k); ok {
+		if !p.applies(depth) {
+			continue
+		}
+		if ok, _ := doublestar.Match(p.glob, k); ok {
 			return true
 		}
 	}
@@ -129,13 +138,20 @@ func matchAny(pats []string, k string) bool {
 }
 
 // underAny reports whether rel or a folder above it matches one of pats.
-func underAny(pats []string, rel string) bool {
+// Each prefix is matched only by the patterns that can match its depth;
+// the path limits bound the rest.
+func underAny(pats []pattern, rel string) bool {
 	if rel == "." || len(pats) == 0 {
 		return false
 	}
 	k := key(rel)
+	depth := 0
 	for i := 0; i <= len(k); i++ {
-		if (i == len(k) || k[i] == '/') && matchAny(pats, k[:i]) {
+		if i < len(k) && k[i] != '/' {
+			continue
+		}
+		depth++
+		if matchAny(pats, k[:i], depth) {
 			return true
 		}
 	}
@@ -149,7 +165,17 @@ func (s *ruleset) deniesExactly(rel string) bool {
 		return false
 	}
 	_, policy := writepolicy.ReadFamily(rel)
-	return policy || matchAny(s.deny, key(rel))
+	return policy || (len(s.deny) > 0 && matchAny(s.deny, key(rel), strings.Count(rel, "/")+1))
+}
+
+// deniesAt reports whether the location k ends at is denied, its folders
+// above having been checked as the walk passed them: the write policy is
+// asked about the last segment alone.
+func (s *ruleset) deniesAt(k *keyPath) bool {
+	if _, policy := writepolicy.SegmentReadFamily(k.last); policy {
+		return true
+	}
+	return len(s.deny) > 0 && matchAny(s.deny, k.String(), k.depth())
 }
 
 // denies reports whether rel or a folder above it is denied.

@@ -27,6 +27,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/baton-dev/baton/internal/writepolicy"
 )
 
 // ErrOutsideWorkspace is wrapped by every error for a path that is, or
@@ -109,10 +111,15 @@ func (w *Workspace) Resolve(rel string) (string, error) {
 }
 
 // cleanPath checks rel as given and returns it cleaned, with forward
-// slashes; "." is the root.
+// slashes; "." is the root. A path over writepolicy's MaxPathBytes or
+// MaxPathDepth is refused with writepolicy.ErrPathTooLong.
 func cleanPath(rel string) (string, error) {
 	if rel == "" {
 		return "", fmt.Errorf("path is empty")
+	}
+	// First, so that a huge path costs nothing more than its refusal.
+	if err := writepolicy.CheckLimits(rel); err != nil {
+		return "", err
 	}
 	if strings.IndexByte(rel, 0) >= 0 {
 		return "", fmt.Errorf("path %q contains a NUL byte", rel)

@@ -52,27 +52,22 @@ func (e *DeniedError) Unwrap() error { return ErrDenied }
 
 // WriteFamily reports the family that forbids writing rel, judged by its
 // text alone: any segment naming a denied folder or file.
-func WriteFamily(rel string) (Family, bool) {
-	for _, seg := range strings.Split(Key(rel), "/") {
-		if f, ok := familyOf(seg); ok {
-			return f, true
-		}
-		if f, ok := writeOnlyFamily(seg); ok {
-			return f, true
-		}
-	}
-	return "", false
+func WriteFamily(rel string) (f Family, denied bool) {
+	denied = eachKey(rel, func(seg string) bool {
+		f, denied = SegmentWriteFamily(seg)
+		return denied
+	})
+	return f, denied
 }
 
 // ReadFamily reports the family that forbids reading rel, judged by its
 // text alone.
-func ReadFamily(rel string) (Family, bool) {
-	for _, seg := range strings.Split(Key(rel), "/") {
-		if f, ok := familyOf(seg); ok && unreadable(f) {
-			return f, true
-		}
-	}
-	return "", false
+func ReadFamily(rel string) (f Family, denied bool) {
+	denied = eachKey(rel, func(seg string) bool {
+		f, denied = SegmentReadFamily(seg)
+		return denied
+	})
+	return f, denied
 }
 
 // CheckWritePath refuses rel, by its text, when the policy forbids writing
@@ -97,18 +92,18 @@ func CheckReadPath(rel string) error {
 // passes through on the way (a symlinked folder included) or the place it
 // ends at is denied, or when that place lies in a skill's folder (one
 // holding a SKILL.md, below the root), a git directory, another repository
-// or a Python virtual environment (checkFolders). A path that leaves the root is
-// refused with ErrOutside. The result wraps ErrDenied for a refusal.
+// or a Python virtual environment (checkFolders). A path that leaves the
+// root is refused with ErrOutside, and one over MaxPathBytes or
+// MaxPathDepth with ErrPathTooLong. The result wraps ErrDenied for a
+// refusal.
 func CheckWrite(root, rel string) error {
+	if err := CheckLimits(rel); err != nil {
+		return err
+	}
 	if err := CheckWritePath(rel); err != nil {
 		return err
 	}
-	real, err := resolve(root, rel, func(here string) error {
-		if f, ok := WriteFamily(here); ok {
-			return &DeniedError{Op: "write", Path: rel, Via: here, Family: f}
-		}
-		return nil
-	})
+	real, err := resolve(root, rel, "write", SegmentWriteFamily)
 	if err != nil {
 		return err
 	}
@@ -120,17 +115,16 @@ func CheckWrite(root, rel string) error {
 
 // CheckRead refuses reading rel (relative to root) when rel or any place
 // it passes through or ends at is unreadable. The result wraps ErrDenied
-// for a refusal and ErrOutside for a path that leaves the root.
+// for a refusal, ErrOutside for a path that leaves the root and
+// ErrPathTooLong for one over the limits.
 func CheckRead(root, rel string) error {
+	if err := CheckLimits(rel); err != nil {
+		return err
+	}
 	if err := CheckReadPath(rel); err != nil {
 		return err
 	}
-	_, err := resolve(root, rel, func(here string) error {
-		if f, ok := ReadFamily(here); ok {
-			return &DeniedError{Op: "read", Path: rel, Via: here, Family: f}
-		}
-		return nil
-	})
+	_, err := resolve(root, rel, "read", SegmentReadFamily)
 	return err
 }
 
@@ -138,10 +132,13 @@ func CheckRead(root, rel string) error {
 const maxHops = 40
 
 // resolve follows rel from root one segment at a time, splicing symlink
-// targets in, and calls check on every place visited (root-relative,
-// slash-separated). It returns the place rel ends at. Once a segment does
-// not exist, the rest cannot be symlinks and are taken as they are.
-func resolve(root, rel string, check func(here string) error) (string, error) {
+// targets in, and asks family about each segment as the walk reaches it:
+// a walk that checks every place it visits has then checked every place's
+// whole path, so no prefix is keyed twice. A refusal names the place,
+// root-relative and slash-separated, and op. It returns the place rel ends
+// at. Once a segment does not exist, the rest cannot be symlinks and are
+// taken as they are.
+func resolve(root, rel, op string, family func(seg string) (Family, bool)) (string, error) {
 	base, err := filepath.Abs(root)
 	if err != nil {
 		return "", fmt.Errorf("root %q: %w", root, err)
@@ -154,6 +151,7 @@ func resolve(root, rel string, check func(here string) error) (string, error) {
 	}
 	parts := split(rel)
 	var names []string
+	size := 0 // bytes of the place so far, joined by "/"
 	hops, missing := 0, false
 	for len(parts) > 0 {
 		name := parts[0]
@@ -165,18 +163,27 @@ func resolve(root, rel string, check func(here string) error) (string, error) {
 			if len(names) == 0 {
 				return "", fmt.Errorf("%s: %w", rel, ErrOutside)
 			}
+			size -= len(names[len(names)-1]) + 1
 			names = names[:len(names)-1]
 			continue
 		}
 		names = append(names, name)
-		here := strings.Join(names, "/")
-		if err := check(here); err != nil {
-			return "", err
+		size += len(name) + 1
+		if len(names) > MaxPathDepth || size > MaxPathBytes+1 {
+			// Only symlinks make the place outgrow the path as given.
+			return "", limitErr(rel, "leads through symlinks to a longer path")
+		}
+		// eachKey, since a name may hold a backslash, which Key splits at.
+		var f Family
+		if eachKey(name, func(seg string) (ok bool) { f, ok = family(seg); return ok }) {
+			return "", &DeniedError{Op: op, Path: rel, Via: strings.Join(names, "/"), Family: f}
 		}
 		if missing {
 			continue
 		}
-		full := filepath.Join(base, filepath.FromSlash(here))
+		// The kernel walks here's segments again; with the limits above
+		// that is at most MaxPathDepth short lookups per segment.
+		full := filepath.Join(base, filepath.FromSlash(strings.Join(names, "/")))
 		fi, err := os.Lstat(full)
 		if err != nil {
 			missing = true
@@ -190,15 +197,16 @@ func resolve(root, rel string, check func(here string) error) (string, error) {
 		}
 		target, err := os.Readlink(full)
 		if err != nil {
-			return "", fmt.Errorf("%s: read symlink %s: %w", rel, here, err)
+			return "", fmt.Errorf("%s: read symlink %s: %w", rel, strings.Join(names, "/"), err)
 		}
+		size -= len(name) + 1
 		names = names[:len(names)-1]
 		if filepath.IsAbs(target) {
 			r, err := filepath.Rel(base, filepath.Clean(target))
 			if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 				return "", fmt.Errorf("%s: %w (through a symlink)", rel, ErrOutside)
 			}
-			names, target = nil, r
+			names, size, target = nil, 0, r
 		}
 		parts = append(split(target), parts...)
 	}
