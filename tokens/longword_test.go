@@ -1,0 +1,112 @@
+package tokens
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// smallWindows makes countLong cut pre-tokens of a few thousand bytes into
+// windows of a few hundred, for the length of a test.
+func smallWindows(t *testing.T) {
+	pt, w, k := longPreToken, longWindow, longKeep
+	longPreToken, longWindow, longKeep = 300, 256, 64
+	t.Cleanup(func() { longPreToken, longWindow, longKeep = pt, w, k })
+}
+
+// longWords are pre-tokens of the kinds countLong counts: words of random
+// letters from alphabets small and large, of one case and two, runs of one
+// letter and of a short pattern, and punctuation runs, with the prefixes,
+// contractions and line breaks the patterns take with them.
+func longWords(r *rand.Rand, n int) []string {
+	draw := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	return []string{
+		draw("abcdefghijklmnopqrstuvwxyz", n),
+		draw("ab", n),
+		draw("aeiou", n),
+		draw("etaoinshrdlu", n),
+		" " + draw("abcdefghijklmnopqrstuvwxyz", n),
+		"-" + draw("xyz", n) + "'s",
+		draw("ABCDEFGHIJKLMNOPQRSTUVWXYZ", n),
+		draw("ABC", n) + draw("abc", n),
+		draw("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", n),
+		strings.Repeat("a", n),
+		strings.Repeat("x", n),
+		strings.Repeat("ab", n/2),
+		strings.Repeat("baton", n/5),
+		strings.Repeat("[", n/2) + strings.Repeat("]", n/2),
+		" " + strings.Repeat("=", n) + "\n\n",
+		draw("[](){}<>=-*_#!?.,;:|/", n),
+		draw("-=", n) + "/",
+	}
+}
+
+// TestLongPreTokenExact: a long word or punctuation run counted in windows
+// counts what the tokenizer counts on it whole, in both encodings, with
+// windows so small that every word is cut hundreds of times.
+func TestLongPreTokenExact(t *testing.T) {
+	smallWindows(t)
+	r := rand.New(rand.NewPCG(7, 25))
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{301, 1000, 5000, 20000} {
+			for i, w := range longWords(r, n) {
+				cuts := 0
+				longHook = func(int) { cuts++ }
+				got, ok := c.countASCII(w)
+				longHook = nil
+				want, err := c.codec.Count(w)
+				if err != nil || !ok {
+					t.Fatalf("%s word %d of %d bytes: counted %v, tokenizer %v", enc, i, n, ok, err)
+				}
+				if got != want {
+					t.Errorf("%s word %d of %d bytes (%.20q...): %d tokens in windows, %d whole", enc, i, len(w), w, got, want)
+				}
+				if !c.onePreToken(w) {
+					continue // o200k_base cuts a word where lower case meets upper
+				}
+				if n >= 1000 && cuts < n/longWindow {
+					t.Errorf("%s word %d of %d bytes: cut %d times", enc, i, n, cuts)
+				}
+				if k, done := c.countLongWindows(w); !done || k != want {
+					t.Errorf("%s word %d of %d bytes: countLong = %d, %v; want %d", enc, i, n, k, done, want)
+				}
+			}
+		}
+	}
+}
+
+// TestLongWordBounded: a word of megabytes, and a run of brackets, are
+// handed to the tokenizer in windows, never whole (the tokenizer holds
+// about 40 bytes for each byte it merges: a 10 MB word took 760 MB), and
+// counted as the tokenizer counts them whole.
+func TestLongWordBounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 7))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	for _, w := range []string{string(b), strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19)} {
+		c := Default()
+		largest := 0
+		codecHook = func(n int) { largest = max(largest, n) }
+		got := c.Count("Some words before it.\n" + w + "\n")
+		codecHook = nil
+		if largest > 2*longWindow {
+			t.Errorf("the tokenizer was handed %d bytes at once; want at most %d", largest, 2*longWindow)
+		}
+		want, err := c.codec.Count("Some words before it.\n" + w + "\n")
+		if err != nil || got != want {
+			t.Errorf("counted %d, the tokenizer %d (%v)", got, want, err)
+		}
+	}
+}
