@@ -71,38 +71,61 @@ func (c *Counter) onePreToken(s string) bool {
 	return nextO200k(s, 0) == len(s)
 }
 
-// countLong counts the pre-token p (plainASCII, longer than longPreToken)
-// window by window, as the comment above says. ok is false when p is not
-// of a kind it knows or a proof fails, and the caller counts p whole.
-func (c *Counter) countLong(p string) (n int, ok bool) {
+// Pre-tokens over minRemembered bytes are remembered in longCounts: the
+// passages and parts of a long word or run are counted one by one, and
+// those of a run of one character are all the same text.
+const minRemembered = 256
+
+// countRemembered counts the pre-token p (plainASCII, over minRemembered
+// bytes) from longCounts, else with countLong when it is long, else with
+// the tokenizer. ok is false when the tokenizer fails.
+func (c *Counter) countRemembered(p string) (int, bool) {
 	key := longKey{enc: c.enc, n: len(p), h1: maphash.String(longSeeds[0], p), h2: maphash.String(longSeeds[1], p)}
 	if n, ok := longCounts.get(key); ok {
 		return n, true
 	}
-	n, ok = c.countLongWindows(p)
-	if ok {
-		longCounts.put(key, n)
+	n, ok := 0, false
+	if len(p) > longPreToken {
+		n, ok = c.countLong(p)
 	}
-	return n, ok
+	if !ok {
+		k, err := c.codecCount(p)
+		if err != nil {
+			return 0, false
+		}
+		n = k
+	}
+	longCounts.put(key, n)
+	return n, true
 }
 
-// countLongWindows is countLong without the memo.
-func (c *Counter) countLongWindows(p string) (n int, ok bool) {
+// countLong counts the pre-token p (plainASCII, longer than longPreToken)
+// window by window, as the comment above says. ok is false when p is not
+// of a kind it knows or a proof fails, and the caller counts p whole.
+func (c *Counter) countLong(p string) (n int, ok bool) {
 	_, hi, ok := longBody(p)
 	if !ok {
 		return 0, false
 	}
 	pos, total := 0, 0
 	var kept []string // the tokens of the last window counted, the last ending at pos
+	var lastWin string
+	var lastToks []string
 	for {
 		end := pos + longWindow
 		final := end+longWindow > hi
 		if final {
 			end = len(p)
 		}
-		toks, ok := c.encodeOne(p[pos:end])
-		if !ok {
-			return 0, false
+		// A run of one character or pattern ("====", "[[[[") repeats its
+		// windows: the tokens of a window equal to the one before are the
+		// same.
+		toks := lastToks
+		if win := p[pos:end]; win != lastWin {
+			if toks, ok = c.encodeOne(win); !ok {
+				return 0, false
+			}
+			lastWin, lastToks = win, toks
 		}
 		for len(kept) > 0 && !c.compatible(kept[len(kept)-1], toks[0]) {
 			// Cut a token earlier; the window before keeps at least its
@@ -216,7 +239,8 @@ func (c *Counter) codecEncode(s string) ([]string, error) {
 
 // A run counts its context several times (its index, the one-call
 // baseline, the estimate), and a long pre-token costs a thousand times
-// what hashing it does, so the last few counted are remembered. A copy of
+// what hashing it does, so the last few counted are remembered
+// (countRemembered). A copy of
 // the text is not kept (it would keep a document alive): a pre-token is
 // known again by its length and two independent 64-bit hashes, which two
 // different texts share with a chance of about 2^-128.

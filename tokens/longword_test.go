@@ -77,7 +77,7 @@ func TestLongPreTokenExact(t *testing.T) {
 				if n >= 1000 && cuts < n/longWindow {
 					t.Errorf("%s word %d of %d bytes: cut %d times", enc, i, n, cuts)
 				}
-				if k, done := c.countLongWindows(w); !done || k != want {
+				if k, done := c.countLong(w); !done || k != want {
 					t.Errorf("%s word %d of %d bytes: countLong = %d, %v; want %d", enc, i, n, k, done, want)
 				}
 			}

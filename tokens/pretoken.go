@@ -237,8 +237,8 @@ func (c *Counter) countASCII(s string) (n int, ok bool) {
 			n += c.spaceRun(len(p))
 			return
 		}
-		if len(p) > longPreToken {
-			if k, done := c.countLong(p); done {
+		if len(p) > minRemembered {
+			if k, done := c.countRemembered(p); done {
 				n += k
 				return
 			}
