@@ -35,6 +35,7 @@ func All() []Shape {
 		{"setext-1m", setext},
 		{"long-word-10mb", longWord},
 		{"nested-brackets", brackets},
+		{"heading-brackets", headingBrackets},
 		{"html-comment-10mb", htmlComment},
 		{"html-comment-lines", htmlCommentLines},
 	}
@@ -122,6 +123,14 @@ func longWord() []byte {
 // deep.
 func brackets() []byte {
 	return []byte(strings.Repeat("[", 5_000_000) + strings.Repeat("]", 5_000_000) + "\n")
+}
+
+// headingBrackets is 2,600 headings of 3,800 nested brackets each, just
+// under the 4 KiB past which a heading's inline markup is not reduced.
+func headingBrackets() []byte {
+	return lines(2600, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "# %s%d%s\n", strings.Repeat("[", 1900), i, strings.Repeat("]", 1900))
+	})
 }
 
 // htmlComment is one HTML comment of 10 MB on one line.
