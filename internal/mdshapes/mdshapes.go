@@ -38,6 +38,8 @@ func All() []Shape {
 		{"heading-brackets", headingBrackets},
 		{"html-comment-10mb", htmlComment},
 		{"html-comment-lines", htmlCommentLines},
+		{"short-lines-5m", func() []byte { return []byte(strings.Repeat("x\n", 5_000_000)) }},
+		{"blank-lines-10m", func() []byte { return []byte("a\n" + strings.Repeat("\n", 10_000_000) + "b\n") }},
 	}
 }
 
