@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 )
@@ -87,6 +88,9 @@ func (c *Counter) countRemembered(p string) (int, bool) {
 	n, ok := 0, false
 	if len(p) > longPreToken {
 		n, ok = c.countLong(p)
+		if c.cancelled() {
+			return 0, true // the caller discards the count
+		}
 	}
 	if !ok {
 		k, err := c.codecCount(p)
@@ -142,6 +146,9 @@ func (c *Counter) countLong(p string) (n int, ok bool) {
 		}
 		if final {
 			return total + len(toks), true
+		}
+		if c.cancelled() {
+			return 0, false
 		}
 		k, at := 1, pos+len(toks[0])
 		for k < len(toks) && at+len(toks[k]) <= end-longKeep {
@@ -280,3 +287,16 @@ func (m *longMemo) put(k longKey, n int) {
 	m.keys[m.next], m.vals[m.next] = k, n
 	m.next = (m.next + 1) % len(m.keys)
 }
+
+// withContext returns c with ctx to end long counts early, when ctx can
+// be done.
+func (c *Counter) withContext(ctx context.Context) *Counter {
+	if ctx.Done() == nil {
+		return c
+	}
+	cc := *c
+	cc.ctx = ctx
+	return &cc
+}
+
+func (c *Counter) cancelled() bool { return c.ctx != nil && c.ctx.Err() != nil }

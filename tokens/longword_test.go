@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -108,5 +109,33 @@ func TestLongWordBounded(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("counted %d, the tokenizer %d (%v)", got, want, err)
 		}
+	}
+}
+
+// TestLongWordCancel: a cancelled count of a long word stops within a
+// window (the index checks its context only between pieces, and the word
+// is one), and what it counted is not remembered.
+func TestLongWordCancel(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	windows := 0
+	longHook = func(int) {
+		windows++
+		cancel()
+	}
+	_, err := Default().IndexedContext(ctx, string(b))
+	longHook = nil
+	if err == nil {
+		t.Fatal("IndexedContext after cancel: no error")
+	}
+	if windows > 1 {
+		t.Errorf("%d windows counted after the cancel; want none", windows-1)
+	}
+	if got, want := Default().Count(string(b)), ids(t, Default(), string(b)); got != len(want) {
+		t.Errorf("after a cancelled count: %d tokens, the tokenizer %d", got, len(want))
 	}
 }
