@@ -139,3 +139,39 @@ func TestLongWordCancel(t *testing.T) {
 		t.Errorf("after a cancelled count: %d tokens, the tokenizer %d", got, len(want))
 	}
 }
+
+// FuzzLongPreToken: any word or punctuation run, counted in small windows,
+// counts what the tokenizer counts on it whole. The input picks the
+// characters; it is repeated with a varying tail past the window size.
+func FuzzLongPreToken(f *testing.F) {
+	f.Add([]byte("abcabd"), uint16(900))
+	f.Add([]byte("[[]]=-"), uint16(700))
+	f.Add([]byte("aaaaaaab"), uint16(2000))
+	f.Fuzz(func(t *testing.T, seed []byte, n uint16) {
+		if len(seed) == 0 {
+			return
+		}
+		smallWindows(t)
+		const letters = "abcdefghijklmnopqrstuvwxyz"
+		const punct = "[](){}<>=-*_#!?.,;:|/"
+		alphabet := letters
+		if seed[0]%2 == 1 {
+			alphabet = punct
+		}
+		w := make([]byte, 301+int(n)%4000)
+		for i := range w {
+			w[i] = alphabet[int(seed[i%len(seed)]^byte(i/len(seed)))%len(alphabet)]
+		}
+		for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+			c, _ := New(enc)
+			got, ok := c.countLong(string(w))
+			want, err := c.codec.Count(string(w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok && got != want {
+				t.Fatalf("%s: %q: %d tokens in windows, %d whole", enc, w, got, want)
+			}
+		}
+	})
+}
