@@ -39,9 +39,10 @@ var (
 
 // longBody returns the part [lo, hi) of the pre-token p (plainASCII, as
 // splitASCII cut it) of which every part is itself one pre-token: the
-// letters of a word (after its one-byte prefix, before a contraction) or
-// the punctuation of a run (after its space, before its line breaks). ok
-// is false for other pre-tokens (numbers, white space).
+// letters of a word (after its one-byte prefix, before a contraction), the
+// punctuation of a run (after its space, before its line breaks), or white
+// space that is blanks then line breaks (a thousand blank lines). ok is
+// false for other pre-tokens (numbers, white space that mixes the two).
 func longBody(p string) (lo, hi int, ok bool) {
 	if len(p) > 1 && !isLetter(p[0]) && isLetter(p[1]) || p[0] == ' ' && len(p) > 1 && isPunct(p[1]) {
 		lo = 1
@@ -56,6 +57,18 @@ func longBody(p string) (lo, hi int, ok bool) {
 		hi = lo
 		for hi < len(p) && isPunct(p[hi]) {
 			hi++
+		}
+	case isSpace(p[lo]):
+		// Blanks then line breaks, or blanks alone: every part is one
+		// pre-token, as `\s*[\r\n]+` or `\s+(?!\S)` at its end.
+		for hi < len(p) && (p[hi] == ' ' || p[hi] == '\t') {
+			hi++
+		}
+		for hi < len(p) && (p[hi] == '\r' || p[hi] == '\n') {
+			hi++
+		}
+		if hi < len(p) {
+			return 0, 0, false
 		}
 	default:
 		return 0, 0, false

@@ -45,6 +45,11 @@ func longWords(r *rand.Rand, n int) []string {
 		" " + strings.Repeat("=", n) + "\n\n",
 		draw("[](){}<>=-*_#!?.,;:|/", n),
 		draw("-=", n) + "/",
+		strings.Repeat("\n", n),
+		strings.Repeat("\r\n", n/2),
+		"  \t" + strings.Repeat("\n", n),
+		draw("\r\n", n),
+		draw(" \t", n),
 	}
 }
 
@@ -155,8 +160,13 @@ func FuzzLongPreToken(f *testing.F) {
 		const letters = "abcdefghijklmnopqrstuvwxyz"
 		const punct = "[](){}<>=-*_#!?.,;:|/"
 		alphabet := letters
-		if seed[0]%2 == 1 {
+		switch seed[0] % 4 {
+		case 1:
 			alphabet = punct
+		case 2:
+			alphabet = "\r\n"
+		case 3:
+			alphabet = " \t"
 		}
 		w := make([]byte, 301+int(n)%4000)
 		for i := range w {
