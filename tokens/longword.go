@@ -40,7 +40,7 @@ var (
 // longBody returns the part [lo, hi) of the pre-token p (plainASCII, as
 // splitASCII cut it) of which every part is itself one pre-token: the
 // letters of a word (after its one-byte prefix, before a contraction), the
-// punctuation of a run (after its space, before its line breaks), or white
+// punctuation of a run and the line breaks after it (after its space), or white
 // space that is blanks then line breaks (a thousand blank lines). ok is
 // false for other pre-tokens (numbers, white space that mixes the two).
 func longBody(p string) (lo, hi int, ok bool) {
@@ -57,6 +57,18 @@ func longBody(p string) (lo, hi int, ok bool) {
 		hi = lo
 		for hi < len(p) && isPunct(p[hi]) {
 			hi++
+		}
+		// The line breaks the run takes with it ("." and a thousand blank
+		// lines): any part of them, alone or after punctuation, is one
+		// pre-token too. A '/' among them (o200k_base) would not be one
+		// with the breaks before it alone, so then the body is the
+		// punctuation only.
+		brk := hi
+		for brk < len(p) && (p[brk] == '\r' || p[brk] == '\n') {
+			brk++
+		}
+		if brk == len(p) {
+			hi = brk
 		}
 	case isSpace(p[lo]):
 		// Blanks then line breaks, or blanks alone: every part is one

@@ -45,6 +45,8 @@ func longWords(r *rand.Rand, n int) []string {
 		" " + strings.Repeat("=", n) + "\n\n",
 		draw("[](){}<>=-*_#!?.,;:|/", n),
 		draw("-=", n) + "/",
+		"." + strings.Repeat("\n", n),
+		" ;;" + draw("\r\n", n),
 		strings.Repeat("\n", n),
 		strings.Repeat("\r\n", n/2),
 		"  \t" + strings.Repeat("\n", n),
@@ -91,8 +93,9 @@ func TestLongPreTokenExact(t *testing.T) {
 	}
 }
 
-// TestLongWordBounded: a word of megabytes, and a run of brackets, are
-// handed to the tokenizer in windows, never whole (the tokenizer holds
+// TestLongWordBounded: a word of megabytes, a run of brackets, an HTML
+// comment of one long word and a million blank lines are handed to the
+// tokenizer in windows, never whole (the tokenizer holds
 // about 40 bytes for each byte it merges: a 10 MB word took 760 MB), and
 // counted as the tokenizer counts them whole.
 func TestLongWordBounded(t *testing.T) {
@@ -101,7 +104,12 @@ func TestLongWordBounded(t *testing.T) {
 	for i := range b {
 		b[i] = 'a' + byte(r.IntN(26))
 	}
-	for _, w := range []string{string(b), strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19)} {
+	for _, w := range []string{
+		string(b),
+		strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19),
+		"<!-- " + strings.Repeat("x", 1<<20) + " -->",
+		strings.Repeat("\n", 1<<20),
+	} {
 		c := Default()
 		largest := 0
 		codecHook = func(n int) { largest = max(largest, n) }
