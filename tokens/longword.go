@@ -26,7 +26,7 @@ import (
 // their few bytes. Where they are not, the cut moves back a token and the
 // next window is encoded again. TestLongPreTokenExact compares the counts
 // with the tokenizer's on the whole pre-token, on generated words and runs
-// with windows of a few bytes, so that every cut is tested many times.
+// with windows of 256 bytes, so that every word is cut many times.
 
 // Pre-tokens longer than longPreToken are counted in windows of longWindow
 // bytes; the tokens that end in the last longKeep bytes of a window are
