@@ -15,10 +15,14 @@ import (
 // the tokens are those of the whole.
 //
 // The proof rests on a property of byte-pair encoding with ranked merges
-// (the encodings' kind), shown by GitHub's "bpe" crate (rust-gems, its
-// "Corollary" on compatible pairs): a sequence of tokens is the encoding of
-// its text exactly when every two neighbours are compatible, that is when
-// the encoding of the two tokens' text together is those two tokens. So the
+// (the encodings' kind), argued in the README of GitHub's "bpe" crate
+// (github.com/github/rust-gems, crates/bpe, Corollaries II, III and IIIa):
+// a sequence of tokens is the encoding of its text exactly when every two
+// neighbours are compatible, that is when the encoding of the two tokens'
+// text together is those two tokens. That crate merges a token only from
+// the pair it was built of, the tokenizer here from any pair that spells
+// it; the argument (no merge crosses a boundary that no merge on either
+// side would cross) holds for both, and the tests below check it. So the
 // encoding of a window, cut after one of its tokens, is the encoding of that
 // part (a prefix of a valid sequence is valid), and two such parts joined
 // are the encoding of their joined text when the last token of the first
