@@ -22,7 +22,8 @@ import (
 // text together is those two tokens. That crate merges a token only from
 // the pair it was built of, the tokenizer here from any pair that spells
 // it; the argument (no merge crosses a boundary that no merge on either
-// side would cross) holds for both, and the tests below check it. So the
+// side would cross) does not rest on which pair spells a token, and the
+// tests check the claim on this tokenizer. So the
 // encoding of a window, cut after one of its tokens, is the encoding of that
 // part (a prefix of a valid sequence is valid), and two such parts joined
 // are the encoding of their joined text when the last token of the first
