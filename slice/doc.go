@@ -126,7 +126,7 @@ var markdown = sync.OnceValue(func() parser.Parser {
 // collected, since they decide whether "[x]" in a heading is a link.
 var blocksOnly = sync.OnceValue(func() parser.Parser {
 	return parser.NewParser(
-		parser.WithBlockParsers(pruneListItems(capHeadings(blockParsers()))...),
+		parser.WithBlockParsers(structureBlockParsers()...),
 		// `## Title {#id .class}` (kramdown, pandoc, MkDocs, Hugo, RFC sources):
 		// the block is an attribute, not part of the title.
 		parser.WithHeadingAttribute(),

@@ -15,9 +15,12 @@ func TestLongTitleTakenAsWritten(t *testing.T) {
 	if got := d.Outline(); len(got) != 1 || got[0].Title != long {
 		t.Fatalf("long heading: want its text as written (%d bytes), got %d headings", len(long), len(got))
 	}
-	short := strings.Repeat("**bold** ", (MaxInlineTitle-20)/9)
+	// Under both bounds: under MaxInlineTitle bytes, with less markup than
+	// MaxTitleMarkup.
+	words := strings.Repeat("word ", (MaxInlineTitle-200)/5)
+	short := words + strings.Repeat("**bold** ", MaxTitleMarkup/4)
 	d = ParseString("# " + short + "\n")
-	want := strings.TrimSpace(strings.Repeat("bold ", (MaxInlineTitle-20)/9))
+	want := strings.TrimSpace(words + strings.Repeat("bold ", MaxTitleMarkup/4))
 	if got := d.Outline(); len(got) != 1 || got[0].Title != want {
 		t.Errorf("heading under the bound: want its markup reduced, got %q...", got[0].Title[:40])
 	}

@@ -58,9 +58,9 @@ func headingTitle(h *ast.Heading, src []byte, refs []parser.Reference) string {
 		seg := lines.At(i)
 		buf = append(buf, seg.Value(src)...)
 	}
-	if !hasMarkup(buf) || len(buf) > MaxInlineTitle {
-		// Nothing inline markdown would change, or a title too long to
-		// be one: the words as written.
+	if !hasMarkup(buf) || len(buf) > MaxInlineTitle || markupBytes(buf) > MaxTitleMarkup {
+		// Nothing inline markdown would change, or a title too long or
+		// too full of markup to be one: the words as written.
 		return collapseSpace(string(buf))
 	}
 	var opts []parser.ParseOption
@@ -84,6 +84,25 @@ func headingTitle(h *ast.Heading, src []byte, refs []parser.Reference) string {
 // of unclosed emphasis and brackets grows faster than the text, and no
 // heading written as a title comes near this.
 const MaxInlineTitle = 4096
+
+// MaxTitleMarkup is the most bytes of possible markup (those hasMarkup
+// looks for) a heading may hold and still have its inline markup parsed.
+// The inline parser may scan the rest of the title for each of them (a
+// link's label for every bracket, a raw HTML tag for every '<'), so a
+// heading of 3,800 nested brackets cost 10 ms; a title written by hand holds
+// a dozen or two.
+const MaxTitleMarkup = 64
+
+func markupBytes(b []byte) int {
+	n := 0
+	for _, c := range b {
+		switch c {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '&', '!', '~':
+			n++
+		}
+	}
+	return n
+}
 
 // hasMarkup reports whether b holds a byte that inline markdown could read
 // as markup: emphasis, code, links, images, autolinks and raw HTML, escapes

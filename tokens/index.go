@@ -124,6 +124,7 @@ var parallelMin = 1 << 20
 // (from and to are breaks or ends): at holds the end of every piece and
 // sum the running count from from.
 func (c *Counter) indexPart(ctx context.Context, text string, from, to int) index {
+	c = c.withContext(ctx)
 	var ix index
 	total := 0
 	for from < to {

@@ -237,13 +237,19 @@ func (c *Counter) countASCII(s string) (n int, ok bool) {
 			n += c.spaceRun(len(p))
 			return
 		}
+		if len(p) > minRemembered {
+			if k, done := c.countRemembered(p); done {
+				n += k
+				return
+			}
+		}
 		if len(p) <= maxMemoKey {
 			if k, hit := c.memo.get(p); hit {
 				n += k
 				return
 			}
 		}
-		k, err := c.codec.Count(p)
+		k, err := c.codecCount(p)
 		if err != nil {
 			ok = false
 			return

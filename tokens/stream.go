@@ -164,7 +164,7 @@ func (c *Counter) countPiece(s string) int {
 			return n
 		}
 	}
-	n, err := c.codec.Count(s)
+	n, err := c.codecCount(s)
 	if err != nil {
 		// With ErrorModeReplace the codec does not fail on input; an error
 		// here would be a regexp engine limit. Fall back to a byte estimate
@@ -253,7 +253,7 @@ func (c *Counter) spaceRun(n int) int {
 	if k, ok := spaceCounts.get(c.enc, n); ok {
 		return k + extra
 	}
-	k, err := c.codec.Count(strings.Repeat(" ", n))
+	k, err := c.codecCount(strings.Repeat(" ", n))
 	if err != nil {
 		return (n+3)/4 + extra
 	}

@@ -10,6 +10,7 @@
 package tokens
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ type Counter struct {
 	codec *codec.Codec
 	meter *atomic.Int64 // nil, or where Metered counts bytes tokenized
 	memo  *preMemo      // nil for an encoding splitASCII does not know
+	// ctx, when set (IndexedContext's counter), ends the count of a long
+	// pre-token early once it is done; the count is then discarded.
+	ctx context.Context
 }
 
 var (

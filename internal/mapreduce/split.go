@@ -11,6 +11,7 @@ package mapreduce
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -67,15 +68,14 @@ func Split(text string, budget int, c Counter) ([]Part, error) {
 	if budget < 1 {
 		return nil, ErrBudget
 	}
-	lines := splitLines(text)
-	offsets := make([]int, len(lines)+1)
-	for i, l := range lines {
-		offsets[i+1] = offsets[i] + len(l)
-	}
-	// join returns lines[a:b] as one string: a substring of text, since
-	// lines are consecutive substrings, so no part copies the text.
+	// The lines are kept as their offsets alone: a text of ten million
+	// short lines held a string header and more for each.
+	offsets := lineOffsets(text)
+	line := func(i int) string { return text[offsets[i]:offsets[i+1]] }
+	// join returns lines a to b-1 as one string: a substring of text, so
+	// no part copies the text.
 	join := func(a, b int) string { return text[offsets[a]:offsets[b]] }
-	units := lineUnits(text, lines, offsets, budget, c)
+	units := lineUnits(text, offsets, budget, c)
 
 	var parts []Part
 	add := func(text string, first, last, tokens int) {
@@ -83,12 +83,13 @@ func Split(text string, budget int, c Counter) ([]Part, error) {
 	}
 	prefix := make([]int, len(units)+1) // prefix[i]: tokens of units[:i]
 	for i, u := range units {
-		prefix[i+1] = prefix[i] + u.tokens
+		prefix[i+1] = prefix[i] + int(u.tokens)
 	}
 	start := 0
 	lastHeading, lastBlank := -1, -1 // candidate cuts: before unit lastHeading, after unit lastBlank
 	flush := func(end int) {
-		add(join(units[start].a, units[end-1].b), units[start].a, units[end-1].b-1, prefix[end]-prefix[start])
+		a, b := int(units[start].a), int(units[end-1].b)
+		add(join(a, b), a, b-1, prefix[end]-prefix[start])
 		start = end
 		if lastHeading < start {
 			lastHeading = -1
@@ -99,13 +100,13 @@ func Split(text string, budget int, c Counter) ([]Part, error) {
 	}
 	for i := 0; i < len(units); i++ {
 		u := units[i]
-		n := u.tokens
+		n := int(u.tokens)
 		if n > budget { // one line over the budget
 			if i > start {
 				flush(i)
 			}
-			for _, p := range cutLine(lines[u.a], n, budget, c) {
-				add(p.text, u.a, u.a, p.tokens)
+			for _, p := range cutLine(line(int(u.a)), n, budget, c) {
+				add(p.text, int(u.a), int(u.a), p.tokens)
 			}
 			start, lastHeading, lastBlank = i+1, -1, -1
 			continue
@@ -122,10 +123,10 @@ func Split(text string, budget int, c Counter) ([]Part, error) {
 			}
 			flush(end)
 		}
-		if isHeading(lines[u.a]) {
+		if isHeading(line(int(u.a))) {
 			lastHeading = i
 		}
-		if strings.TrimSpace(lines[u.b-1]) == "" {
+		if strings.TrimSpace(line(int(u.b)-1)) == "" {
 			lastBlank = i
 		}
 	}
@@ -138,59 +139,61 @@ func Split(text string, budget int, c Counter) ([]Part, error) {
 // unit is the lines [a, b) of a text and their count: one line, or with a
 // Breaker a run of lines between two points where it may cut.
 type unit struct {
-	a, b   int
-	tokens int
+	a, b   int32 // a text has fewer than 2^31 lines: it is held in memory
+	tokens int32 // one line's count, at most its length
 }
 
 // lineUnits counts text's lines, one unit a line; with a Breaker, one unit
 // a run of lines between clean breaks, unless the run is over the budget,
 // when its lines are counted one by one so that Split can still cut
 // between them.
-func lineUnits(text string, lines []string, offsets []int, budget int, c Counter) []unit {
+func lineUnits(text string, offsets []int, budget int, c Counter) []unit {
 	br, _ := c.(Breaker)
-	var units []unit
-	for a := 0; a < len(lines); {
+	nlines := len(offsets) - 1
+	// At most a unit a line, sized once: grown a quarter at a time, the
+	// copies of ten million units came to five times their size.
+	units := make([]unit, 0, nlines)
+	for a := 0; a < nlines; {
 		b := a + 1
 		if br != nil {
-			for b < len(lines) && !br.CleanBreak(text, offsets[b]) {
+			for b < nlines && !br.CleanBreak(text, offsets[b]) {
 				b++
 			}
 		}
 		if b > a+1 {
 			if n := c.Count(text[offsets[a]:offsets[b]]); n <= budget {
-				units = append(units, unit{a, b, n})
+				units = append(units, unit{int32(a), int32(b), int32(n)})
 				a = b
 				continue
 			}
 		}
 		for i := a; i < b; i++ {
-			units = append(units, unit{i, i + 1, c.Count(lines[i])})
+			units = append(units, unit{int32(i), int32(i + 1), int32(min(c.Count(text[offsets[i]:offsets[i+1]]), math.MaxInt32))})
 		}
 		a = b
 	}
 	return units
 }
 
-// splitLines cuts text after each line ending ("\n", "\r\n" or a lone "\r",
-// as the assembler reads them), keeping the endings.
-func splitLines(text string) []string {
-	var out []string
-	start := 0
+// lineOffsets returns where each line of text starts, and then len(text):
+// lines end after each line ending ("\n", "\r\n" or a lone "\r", as the
+// assembler reads them), and keep their endings. It is sized once.
+func lineOffsets(text string) []int {
+	n := strings.Count(text, "\n") + strings.Count(text, "\r") + 2
+	out := make([]int, 1, n)
 	for i := 0; i < len(text); i++ {
 		switch text[i] {
 		case '\n':
-			out = append(out, text[start:i+1])
-			start = i + 1
+			out = append(out, i+1)
 		case '\r':
 			if i+1 < len(text) && text[i+1] == '\n' {
 				i++
 			}
-			out = append(out, text[start:i+1])
-			start = i + 1
+			out = append(out, i+1)
 		}
 	}
-	if start < len(text) {
-		out = append(out, text[start:])
+	if out[len(out)-1] < len(text) {
+		out = append(out, len(text))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package mapreduce
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -252,4 +253,38 @@ func TestSplitWithBreakerReadsNothingAndCountsExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkParts(t, text, plain, 300)
+}
+
+// oneToken counts every text as one token: Split's own memory, not a
+// tokenizer's, is what TestSplitManyLinesBoundedMemory measures.
+type oneToken struct{}
+
+func (oneToken) Count(string) int { return 1 }
+
+// TestSplitManyLinesBoundedMemory: a text of a million blank lines is split
+// with a few numbers a line, not a string header each (ten million took
+// 1.2 GB), and the parts still give the text back.
+func TestSplitManyLinesBoundedMemory(t *testing.T) {
+	const n = 1_000_000
+	text := strings.Repeat("\n", n)
+	var parts []Part
+	var err error
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	parts, err = Split(text, 1000, oneToken{})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	if b.String() != text || len(parts) != n/1000 {
+		t.Fatalf("%d parts that give back %d bytes; want %d parts and the text", len(parts), b.Len(), n/1000)
+	}
+	if perLine := float64(after.TotalAlloc-before.TotalAlloc) / n; perLine > 60 {
+		t.Errorf("Split allocated %.0f bytes a line; want at most 60", perLine)
+	}
 }

@@ -32,6 +32,14 @@ func All() []Shape {
 		{"unclosed-fences", fences},
 		{"link-refs-300k", linkRefs},
 		{"nested-emphasis", emphasis},
+		{"setext-1m", setext},
+		{"long-word-10mb", longWord},
+		{"nested-brackets", brackets},
+		{"heading-brackets", headingBrackets},
+		{"html-comment-10mb", htmlComment},
+		{"html-comment-lines", htmlCommentLines},
+		{"short-lines-5m", func() []byte { return []byte(strings.Repeat("x\n", 5_000_000)) }},
+		{"blank-lines-10m", func() []byte { return []byte("a\n" + strings.Repeat("\n", 10_000_000) + "b\n") }},
 	}
 }
 
@@ -91,4 +99,49 @@ func linkRefs() []byte {
 // emphasis, strong and brackets.
 func emphasis() []byte {
 	return []byte("# " + strings.Repeat("*a _b [c ", 100_000) + "\n\n" + strings.Repeat("*a _b [c ", 1_000_000) + "\n")
+}
+
+// setext is 1M setext headings (a title line and its underline) in about
+// 10 MB: they open sections as ATX headings do.
+func setext() []byte {
+	return lines(1_000_000, func(b *bytes.Buffer, i int) { fmt.Fprintf(b, "H%d\n=\n", i) })
+}
+
+// longWord is one word of 10 MB: lower-case letters with no space, line
+// break or punctuation, which the tokenizers read as one pre-token. The
+// letters are pseudo-random, so the word repeats no pattern a counter could
+// lean on.
+func longWord() []byte {
+	b := make([]byte, 10_000_000, 10_000_001)
+	x := uint32(1)
+	for i := range b {
+		x = x*1664525 + 1013904223
+		b[i] = 'a' + byte((x>>16)%26)
+	}
+	return append(b, '\n')
+}
+
+// brackets is a paragraph of 5M '[' and then 5M ']': links nested millions
+// deep.
+func brackets() []byte {
+	return []byte(strings.Repeat("[", 5_000_000) + strings.Repeat("]", 5_000_000) + "\n")
+}
+
+// headingBrackets is 2,600 headings of 3,800 nested brackets each, just
+// under the 4 KiB past which a heading's inline markup is not reduced.
+func headingBrackets() []byte {
+	return lines(2600, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "# %s%d%s\n", strings.Repeat("[", 1900), i, strings.Repeat("]", 1900))
+	})
+}
+
+// htmlComment is one HTML comment of 10 MB on one line.
+func htmlComment() []byte {
+	return []byte("<!-- " + strings.Repeat("x", 10_000_000) + " -->\n")
+}
+
+// htmlCommentLines is one HTML comment over 500,000 lines.
+func htmlCommentLines() []byte {
+	d := lines(500_000, func(b *bytes.Buffer, i int) { fmt.Fprintf(b, "line %d of a comment\n", i) })
+	return append(append([]byte("<!--\n"), d...), "-->\n"...)
 }

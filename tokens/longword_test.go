@@ -1,0 +1,195 @@
+package tokens
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// smallWindows makes countLong cut pre-tokens of a few thousand bytes into
+// windows of a few hundred, for the length of a test.
+func smallWindows(t *testing.T) {
+	pt, w, k := longPreToken, longWindow, longKeep
+	longPreToken, longWindow, longKeep = 300, 256, 64
+	t.Cleanup(func() { longPreToken, longWindow, longKeep = pt, w, k })
+}
+
+// longWords are pre-tokens of the kinds countLong counts: words of random
+// letters from alphabets small and large, of one case and two, runs of one
+// letter and of a short pattern, and punctuation runs, with the prefixes,
+// contractions and line breaks the patterns take with them.
+func longWords(r *rand.Rand, n int) []string {
+	draw := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	return []string{
+		draw("abcdefghijklmnopqrstuvwxyz", n),
+		draw("ab", n),
+		draw("aeiou", n),
+		draw("etaoinshrdlu", n),
+		" " + draw("abcdefghijklmnopqrstuvwxyz", n),
+		"-" + draw("xyz", n) + "'s",
+		draw("ABCDEFGHIJKLMNOPQRSTUVWXYZ", n),
+		draw("ABC", n) + draw("abc", n),
+		draw("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", n),
+		strings.Repeat("a", n),
+		strings.Repeat("x", n),
+		strings.Repeat("ab", n/2),
+		strings.Repeat("baton", n/5),
+		strings.Repeat("[", n/2) + strings.Repeat("]", n/2),
+		" " + strings.Repeat("=", n) + "\n\n",
+		draw("[](){}<>=-*_#!?.,;:|/", n),
+		draw("-=", n) + "/",
+		"." + strings.Repeat("\n", n),
+		" ;;" + draw("\r\n", n),
+		strings.Repeat("\n", n),
+		strings.Repeat("\r\n", n/2),
+		"  \t" + strings.Repeat("\n", n),
+		draw("\r\n", n),
+		draw(" \t", n),
+	}
+}
+
+// TestLongPreTokenExact: a long word or punctuation run counted in windows
+// counts what the tokenizer counts on it whole, in both encodings, with
+// windows so small that every word is cut hundreds of times.
+func TestLongPreTokenExact(t *testing.T) {
+	smallWindows(t)
+	r := rand.New(rand.NewPCG(7, 25))
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{301, 1000, 5000, 20000} {
+			for i, w := range longWords(r, n) {
+				cuts := 0
+				longHook = func(int) { cuts++ }
+				got, ok := c.countASCII(w)
+				longHook = nil
+				want, err := c.codec.Count(w)
+				if err != nil || !ok {
+					t.Fatalf("%s word %d of %d bytes: counted %v, tokenizer %v", enc, i, n, ok, err)
+				}
+				if got != want {
+					t.Errorf("%s word %d of %d bytes (%.20q...): %d tokens in windows, %d whole", enc, i, len(w), w, got, want)
+				}
+				if !c.onePreToken(w) {
+					continue // o200k_base cuts a word where lower case meets upper
+				}
+				if n >= 1000 && cuts < n/longWindow {
+					t.Errorf("%s word %d of %d bytes: cut %d times", enc, i, n, cuts)
+				}
+				if k, done := c.countLong(w); !done || k != want {
+					t.Errorf("%s word %d of %d bytes: countLong = %d, %v; want %d", enc, i, n, k, done, want)
+				}
+			}
+		}
+	}
+}
+
+// TestLongWordBounded: a word of megabytes, a run of brackets, an HTML
+// comment of one long word and a million blank lines are handed to the
+// tokenizer in windows, never whole (the tokenizer holds
+// about 40 bytes for each byte it merges: a 10 MB word took 760 MB), and
+// counted as the tokenizer counts them whole.
+func TestLongWordBounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 7))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	for _, w := range []string{
+		string(b),
+		strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19),
+		"<!-- " + strings.Repeat("x", 1<<20) + " -->",
+		strings.Repeat("\n", 1<<20),
+	} {
+		c := Default()
+		largest := 0
+		codecHook = func(n int) { largest = max(largest, n) }
+		got := c.Count("Some words before it.\n" + w + "\n")
+		codecHook = nil
+		if largest > 2*longWindow {
+			t.Errorf("the tokenizer was handed %d bytes at once; want at most %d", largest, 2*longWindow)
+		}
+		want, err := c.codec.Count("Some words before it.\n" + w + "\n")
+		if err != nil || got != want {
+			t.Errorf("counted %d, the tokenizer %d (%v)", got, want, err)
+		}
+	}
+}
+
+// TestLongWordCancel: a cancelled count of a long word stops within a
+// window (the index checks its context only between pieces, and the word
+// is one), and what it counted is not remembered.
+func TestLongWordCancel(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	windows := 0
+	longHook = func(int) {
+		windows++
+		cancel()
+	}
+	_, err := Default().IndexedContext(ctx, string(b))
+	longHook = nil
+	if err == nil {
+		t.Fatal("IndexedContext after cancel: no error")
+	}
+	if windows > 1 {
+		t.Errorf("%d windows counted after the cancel; want none", windows-1)
+	}
+	if got, want := Default().Count(string(b)), ids(t, Default(), string(b)); got != len(want) {
+		t.Errorf("after a cancelled count: %d tokens, the tokenizer %d", got, len(want))
+	}
+}
+
+// FuzzLongPreToken: any word or punctuation run, counted in small windows,
+// counts what the tokenizer counts on it whole. The input picks the
+// characters; it is repeated with a varying tail past the window size.
+func FuzzLongPreToken(f *testing.F) {
+	f.Add([]byte("abcabd"), uint16(900))
+	f.Add([]byte("[[]]=-"), uint16(700))
+	f.Add([]byte("aaaaaaab"), uint16(2000))
+	f.Fuzz(func(t *testing.T, seed []byte, n uint16) {
+		if len(seed) == 0 {
+			return
+		}
+		smallWindows(t)
+		const letters = "abcdefghijklmnopqrstuvwxyz"
+		const punct = "[](){}<>=-*_#!?.,;:|/"
+		alphabet := letters
+		switch seed[0] % 4 {
+		case 1:
+			alphabet = punct
+		case 2:
+			alphabet = "\r\n"
+		case 3:
+			alphabet = " \t"
+		}
+		w := make([]byte, 301+int(n)%4000)
+		for i := range w {
+			w[i] = alphabet[int(seed[i%len(seed)]^byte(i/len(seed)))%len(alphabet)]
+		}
+		for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+			c, _ := New(enc)
+			got, ok := c.countLong(string(w))
+			want, err := c.codec.Count(string(w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok && got != want {
+				t.Fatalf("%s: %q: %d tokens in windows, %d whole", enc, w, got, want)
+			}
+		}
+	})
+}
