@@ -66,7 +66,7 @@ func (h *hostileAsked) rule() llmtest.Rule {
 				h.holding = true
 			}
 			h.mu.Unlock()
-			return llmtest.CallTools(toolCall("write_file", map[string]string{"path": strings.Repeat("d/", 3000) + "x.md", "content": "x\n"}))
+			return llmtest.CallTools(toolCall("write_file", map[string]string{"path": deepPath(3000), "content": "x\n"}))
 		}
 		return workScript(r)
 	})
