@@ -196,7 +196,9 @@ func parseContext(ctx context.Context, s string, mdx bool) (*Document, error) {
 	pc := parser.NewContext()
 	hc := &headingCap{}
 	pc.Set(headingCapKey, hc)
-	root := blocksOnly().Parse(&cancelReader{Reader: text.NewReader(parseSrc), ctx: ctx}, parser.WithContext(pc))
+	// The parser reads long runs of plain lines folded (plainruns.go);
+	// everything after it reads parseSrc, as the document is.
+	root := blocksOnly().Parse(&cancelReader{Reader: text.NewReader(parserView(parseSrc)), ctx: ctx}, parser.WithContext(pc))
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
