@@ -178,15 +178,18 @@ func units(text string, budget int, c Counter) iter.Seq[unit] {
 // its line ending ("\n", "\r\n" or a lone "\r", as the assembler reads
 // them), or at the end of text.
 func lineEnd(text string, off int) int {
-	i := strings.IndexAny(text[off:], "\r\n")
-	if i < 0 {
-		return len(text)
+	for i := off; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			return i + 1
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				return i + 2
+			}
+			return i + 1
+		}
 	}
-	i += off
-	if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
-		i++
-	}
-	return i + 1
+	return len(text)
 }
 
 // lineAt returns the line of text that starts at off, with its ending.
