@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 
 	"github.com/baton-dev/baton/llm"
 	"github.com/baton-dev/baton/outline"
@@ -359,8 +358,7 @@ func (r *run) retrievalPlan() *plan.Plan {
 // ranks it; the texts share the document's memory.
 func passageTexts(d *slice.Document) []plan.PassageText {
 	spans := d.PassageSpans()
-	starts := d.LineStarts()
-	lineOf := func(off int) int { return sort.Search(len(starts), func(i int) bool { return starts[i] > off }) }
+	lineOf := d.LineOf
 	out := make([]plan.PassageText, len(spans))
 	for i, s := range spans {
 		out[i] = plan.PassageText{ID: slice.PassageID(i + 1), Text: d.Text()[s[0]:s[1]], Line: lineOf(s[0]), EndLine: lineOf(max(s[1]-1, s[0]))}

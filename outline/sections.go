@@ -15,19 +15,14 @@ func sections(s Source, c Counter) (DocumentInfo, []Entry) {
 	text := s.Doc.Text()
 	// The document's own line numbering: a lone '\r' ends a line there,
 	// and a heading's line number must index the same lines here.
-	starts := s.Doc.LineStarts()
 	span := func(from, to int) string { // 1-based, inclusive
 		if from > to || from < 1 {
 			return ""
 		}
-		end := len(text)
-		if to < len(starts) {
-			end = starts[to]
-		}
-		return text[starts[from-1]:end]
+		return text[s.Doc.LineStart(from):s.Doc.LineStart(to+1)]
 	}
 	hs := s.Doc.Outline()
-	info := DocumentInfo{Name: s.Name, Lines: len(starts), Headings: len(hs)}
+	info := DocumentInfo{Name: s.Name, Lines: s.Doc.NumLines(), Headings: len(hs)}
 	if len(hs) > 0 && hs[0].Line > 1 {
 		pre := span(1, hs[0].Line-1)
 		info.Tokens += c.Count(pre)

@@ -41,7 +41,7 @@ func (bi *bodyIndex) scan(t string) int32 {
 	id := bi.id(t)
 	for j := range bi.secs {
 		n := int32(0)
-		for _, u := range terms(bi.own(j)) {
+		for u := range termSeq(bi.own(j)) {
 			if u == t {
 				n++
 			}
@@ -64,7 +64,6 @@ func newBodyIndex(secs []SectionText, parent []int, kept termSet) *bodyIndex {
 	counts := map[string]int32{}
 	var seen []string // counts' keys in the order met, so the postings do not depend on map order
 	for j := range secs {
-		ts := terms(bi.own(j))
 		// Clearing a map keeps its size, and a long section would make
 		// every clear after it cost as much.
 		if len(counts) > 1024 {
@@ -73,7 +72,9 @@ func newBodyIndex(secs []SectionText, parent []int, kept termSet) *bodyIndex {
 			clear(counts)
 		}
 		seen = seen[:0]
-		for _, t := range ts {
+		n := 0
+		for t := range termSeq(bi.own(j)) {
+			n++
 			if !kept.has(t) {
 				continue
 			}
@@ -86,7 +87,7 @@ func newBodyIndex(secs []SectionText, parent []int, kept termSet) *bodyIndex {
 			id := bi.id(t)
 			bi.post[id] = append(bi.post[id], bodyPosting{int32(j), counts[t]})
 		}
-		bi.lens[j] = float64(len(ts))
+		bi.lens[j] = float64(n)
 	}
 	// Appending leaves up to a quarter of each list unused; the index
 	// lives as long as the plan is being made, so it is worth the copy.

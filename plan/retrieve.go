@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"unicode"
@@ -467,6 +468,43 @@ func terms(s string) []string {
 		out = append(out, stem(w))
 	}
 	return out
+}
+
+// termSeq yields the terms of s one at a time, the ones terms returns, in
+// order. An index reads a document's text through it: a passage of five
+// million words held a string header for each, 80 MB, and as much again
+// while the split grew, where a count or a few kept words is all it needs.
+// A word lowercased alone is the word of s lowercased whole: lowercasing
+// keeps a rune a letter or digit, or neither.
+func termSeq(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := -1
+		for i, r := range s {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 && !yieldTerm(s[start:i], yield) {
+				return
+			}
+			start = -1
+		}
+		if start >= 0 {
+			yieldTerm(s[start:], yield)
+		}
+	}
+}
+
+// yieldTerm yields word w as terms has it, unless it is a stopword, and
+// reports whether to go on.
+func yieldTerm(w string, yield func(string) bool) bool {
+	w = strings.ToLower(w)
+	if stopwords[w] {
+		return true
+	}
+	return yield(stem(w))
 }
 
 // stem is a crude suffix stripper: good enough to match plural and verb

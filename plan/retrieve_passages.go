@@ -42,13 +42,14 @@ func newPassageIndexKeeping(ps []PassageText, kept termSet) *passageIndex {
 	ix := &passageIndex{ps: ps, bm: newBM25(bm25K1, bm25B)}
 	for _, p := range ps {
 		tf := map[string]float64{}
-		ts := terms(p.Text)
-		for _, t := range ts {
+		n := 0
+		for t := range termSeq(p.Text) {
+			n++
 			if kept.has(t) {
 				tf[t]++
 			}
 		}
-		ix.bm.addCounted(tf, float64(len(ts)))
+		ix.bm.addCounted(tf, float64(n))
 	}
 	if kept != nil {
 		ix.bm.lookup = func(t string) []posting {
@@ -68,7 +69,7 @@ func (ix *passageIndex) scan(t string) []posting {
 	var out []posting
 	for j, p := range ix.ps {
 		n := 0.0
-		for _, u := range terms(p.Text) {
+		for u := range termSeq(p.Text) {
 			if u == t {
 				n++
 			}

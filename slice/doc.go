@@ -27,6 +27,7 @@ package slice
 import (
 	"bytes"
 	"context"
+	"math"
 	"regexp"
 	"runtime"
 	"sort"
@@ -81,7 +82,7 @@ type Document struct {
 	// scans, and is never written to.
 	text       string
 	src        []byte
-	lineStarts []int // byte offset of the start of each line
+	lineStarts lineIndex // byte offset of the start of each line
 	headings   []Heading
 
 	// Matching keys are built on the first Extract, not in Parse: Combine
@@ -196,7 +197,9 @@ func parseContext(ctx context.Context, s string, mdx bool) (*Document, error) {
 	pc := parser.NewContext()
 	hc := &headingCap{}
 	pc.Set(headingCapKey, hc)
-	root := blocksOnly().Parse(&cancelReader{Reader: text.NewReader(parseSrc), ctx: ctx}, parser.WithContext(pc))
+	// The parser reads long runs of plain lines folded (plainruns.go);
+	// everything after it reads parseSrc, as the document is.
+	root := blocksOnly().Parse(&cancelReader{Reader: text.NewReader(parserView(parseSrc)), ctx: ctx}, parser.WithContext(pc))
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -406,44 +409,70 @@ func frontMatterEnd(src []byte) int {
 	return 0
 }
 
-func lineStarts(src []byte) []int {
+// lineIndex is where each line of a text starts. It takes 4 bytes a line
+// for a text under 4 GiB (all of them: documents are capped far below),
+// not 8: a document of ten million blank lines held 80 MB of it.
+type lineIndex struct {
+	narrow []uint32
+	wide   []int // for a larger text
+}
+
+// len is the number of lines.
+func (x lineIndex) len() int { return len(x.narrow) + len(x.wide) }
+
+// at is where line i (0-based) starts.
+func (x lineIndex) at(i int) int {
+	if x.wide != nil {
+		return x.wide[i]
+	}
+	return int(x.narrow[i])
+}
+
+func lineStarts(src []byte) lineIndex {
 	if len(src) == 0 {
-		return nil
+		return lineIndex{}
 	}
 	// A line ends at '\n', or at a '\r' that no '\n' follows.
-	starts := make([]int, 1, bytes.Count(src, []byte("\n"))+1)
+	n := bytes.Count(src, []byte("\n")) + 1
+	if uint64(len(src)) > math.MaxUint32 {
+		wide := make([]int, 0, n)
+		forLineStarts(src, func(off int) { wide = append(wide, off) })
+		return lineIndex{wide: wide}
+	}
+	narrow := make([]uint32, 0, n)
+	forLineStarts(src, func(off int) { narrow = append(narrow, uint32(off)) })
+	return lineIndex{narrow: narrow}
+}
+
+// forLineStarts calls f with where each line of src starts, in order.
+func forLineStarts(src []byte, f func(int)) {
+	f(0)
 	if bytes.IndexByte(src, '\r') < 0 {
 		for i := bytes.IndexByte(src, '\n'); i >= 0 && i+1 < len(src); {
-			starts = append(starts, i+1)
+			f(i + 1)
 			j := bytes.IndexByte(src[i+1:], '\n')
 			if j < 0 {
 				break
 			}
 			i += j + 1
 		}
-		return starts
+		return
 	}
 	for i, b := range src {
 		if i+1 < len(src) && (b == '\n' || (b == '\r' && src[i+1] != '\n')) {
-			starts = append(starts, i+1)
+			f(i + 1)
 		}
 	}
-	return starts
 }
 
 // lineOf maps a byte offset to its 1-indexed line.
 func (d *Document) lineOf(off int) int {
-	return sort.Search(len(d.lineStarts), func(i int) bool { return d.lineStarts[i] > off })
+	return sort.Search(d.lineStarts.len(), func(i int) bool { return d.lineStarts.at(i) > off })
 }
 
 // spanOffsets returns the byte offsets of span(from, to).
 func (d *Document) spanOffsets(from, to int) (start, end int) {
-	start = d.lineStarts[from-1]
-	end = len(d.src)
-	if to < len(d.lineStarts) {
-		end = d.lineStarts[to]
-	}
-	return start, end
+	return d.LineStart(from), d.LineStart(to + 1)
 }
 
 // LinesText returns lines from..to (1-indexed, inclusive, clamped to the
@@ -478,21 +507,38 @@ func LinesOnly(src []byte) *Document {
 }
 
 func (d *Document) lineBytes(src []byte, line int) []byte {
-	start := d.lineStarts[line-1]
-	end := len(src)
-	if line < len(d.lineStarts) {
-		end = d.lineStarts[line]
-	}
-	return bytes.TrimRight(src[start:end], "\r\n")
+	return bytes.TrimRight(src[d.LineStart(line):d.LineStart(line+1)], "\r\n")
 }
 
 // LineStarts is the byte offset in Text of each line's first byte, by the
 // document's own line breaks ("\n", "\r\n" or a lone "\r"); LineStarts()[0]
-// is line 1. The slice is the document's own: do not change it.
-func (d *Document) LineStarts() []int { return d.lineStarts }
+// is line 1. It is made at each call, 8 bytes a line: LineStart and LineOf
+// answer without it.
+func (d *Document) LineStarts() []int {
+	out := make([]int, d.NumLines())
+	for i := range out {
+		out[i] = d.lineStarts.at(i)
+	}
+	return out
+}
+
+// LineStart is the byte offset in Text of the first byte of line (1-based),
+// 0 before the first line and len(Text()) past the last.
+func (d *Document) LineStart(line int) int {
+	if line < 1 {
+		return 0
+	}
+	if line > d.NumLines() {
+		return len(d.text)
+	}
+	return d.lineStarts.at(line - 1)
+}
+
+// LineOf is the line (1-based) that holds byte offset off of Text.
+func (d *Document) LineOf(off int) int { return d.lineOf(off) }
 
 // NumLines is the number of lines; a final line without a newline counts.
-func (d *Document) NumLines() int { return len(d.lineStarts) }
+func (d *Document) NumLines() int { return d.lineStarts.len() }
 
 // Text returns the document as given.
 func (d *Document) Text() string { return d.text }

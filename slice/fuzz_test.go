@@ -159,13 +159,13 @@ func FuzzExtract(f *testing.F) {
 // "\r\n" or a lone "\r").
 func splitLines(s string) []string {
 	starts := lineStarts([]byte(s))
-	out := make([]string, len(starts))
-	for i, st := range starts {
+	out := make([]string, starts.len())
+	for i := range out {
 		end := len(s)
-		if i+1 < len(starts) {
-			end = starts[i+1]
+		if i+1 < starts.len() {
+			end = starts.at(i + 1)
 		}
-		out[i] = s[st:end]
+		out[i] = s[starts.at(i):end]
 	}
 	return out
 }

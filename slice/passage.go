@@ -97,7 +97,7 @@ func (d *Document) passageSpans() [][2]int {
 	}
 	var bounds []int // byte offsets where a heading's line starts
 	for _, h := range heads {
-		if off := d.lineStarts[h.Line-1]; off > 0 {
+		if off := d.LineStart(h.Line); off > 0 {
 			bounds = append(bounds, off)
 		}
 	}

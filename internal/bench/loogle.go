@@ -194,12 +194,7 @@ func plannerSpans(doc *slice.Document, q string, c *tokens.Counter) ([][2]int, i
 				spans = append(spans, *m.Bytes)
 				continue
 			}
-			starts := doc.LineStarts()
-			end := len(doc.Text())
-			if m.EndLine < len(starts) {
-				end = starts[m.EndLine]
-			}
-			spans = append(spans, [2]int{starts[m.StartLine-1], end})
+			spans = append(spans, [2]int{doc.LineStart(m.StartLine), doc.LineStart(m.EndLine + 1)})
 		}
 	}
 	return spans, sent, fell

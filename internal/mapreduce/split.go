@@ -11,6 +11,7 @@ package mapreduce
 
 import (
 	"errors"
+	"iter"
 	"math"
 	"strings"
 	"unicode/utf8"
@@ -68,135 +69,131 @@ func Split(text string, budget int, c Counter) ([]Part, error) {
 	if budget < 1 {
 		return nil, ErrBudget
 	}
-	// The lines are kept as their offsets alone: a text of ten million
-	// short lines held a string header and more for each.
-	offsets := lineOffsets(text)
-	line := func(i int) string { return text[offsets[i]:offsets[i+1]] }
-	// join returns lines a to b-1 as one string: a substring of text, so
-	// no part copies the text.
-	join := func(a, b int) string { return text[offsets[a]:offsets[b]] }
-	units := lineUnits(text, offsets, budget, c)
-
+	// Split reads the text once, front to back, and keeps no record per
+	// line: only the few boundaries it may still cut at. A text of ten
+	// million short lines held their offsets, units and running sums, 28
+	// bytes a line, all at once.
 	var parts []Part
 	add := func(text string, first, last, tokens int) {
 		parts = append(parts, Part{Index: len(parts), Text: text, StartLine: first + 1, EndLine: last + 1, Tokens: tokens})
 	}
-	prefix := make([]int, len(units)+1) // prefix[i]: tokens of units[:i]
-	for i, u := range units {
-		prefix[i+1] = prefix[i] + int(u.tokens)
-	}
-	start := 0
-	lastHeading, lastBlank := -1, -1 // candidate cuts: before unit lastHeading, after unit lastBlank
-	flush := func(end int) {
-		a, b := int(units[start].a), int(units[end-1].b)
-		add(join(a, b), a, b-1, prefix[end]-prefix[start])
+	// Candidate cuts: before the last heading, after the last blank line.
+	var start, heading, blank, cur mark
+	heading.unit, blank.unit = -1, -1
+	flush := func(end mark) {
+		add(text[start.off:end.off], start.line, end.line-1, end.sum-start.sum)
 		start = end
-		if lastHeading < start {
-			lastHeading = -1
+		if heading.unit < start.unit {
+			heading.unit = -1
 		}
-		if lastBlank < start {
-			lastBlank = -1
+		if blank.unit <= start.unit {
+			blank.unit = -1
 		}
 	}
-	for i := 0; i < len(units); i++ {
-		u := units[i]
-		n := int(u.tokens)
+	for u := range units(text, budget, c) {
+		n := u.tokens
+		next := mark{unit: cur.unit + 1, off: u.end, line: cur.line + u.lines, sum: cur.sum + n}
 		if n > budget { // one line over the budget
-			if i > start {
-				flush(i)
+			if cur.unit > start.unit {
+				flush(cur)
 			}
-			for _, p := range cutLine(line(int(u.a)), n, budget, c) {
-				add(p.text, int(u.a), int(u.a), p.tokens)
+			for _, p := range cutLine(text[u.off:u.end], n, budget, c) {
+				add(p.text, cur.line, cur.line, p.tokens)
 			}
-			start, lastHeading, lastBlank = i+1, -1, -1
+			start, cur = next, next
+			heading.unit, blank.unit = -1, -1
 			continue
 		}
-		for i > start && prefix[i]-prefix[start]+n > budget {
+		for cur.unit > start.unit && cur.sum-start.sum+n > budget {
 			// Cut at the best boundary that keeps the part at least half
 			// full; else just before this unit.
-			end := i
-			switch half := prefix[start] + budget/2; {
-			case lastHeading > start && prefix[lastHeading] >= half:
-				end = lastHeading
-			case lastBlank >= start && prefix[lastBlank+1] >= half:
-				end = lastBlank + 1
+			end := cur
+			switch half := start.sum + budget/2; {
+			case heading.unit > start.unit && heading.sum >= half:
+				end = heading
+			case blank.unit > start.unit && blank.sum >= half:
+				end = blank
 			}
 			flush(end)
 		}
-		if isHeading(line(int(u.a))) {
-			lastHeading = i
+		if isHeading(lineAt(text, u.off)) {
+			heading = cur
 		}
-		if strings.TrimSpace(line(int(u.b)-1)) == "" {
-			lastBlank = i
+		if strings.TrimSpace(text[u.last:u.end]) == "" {
+			blank = next
 		}
+		cur = next
 	}
-	if start < len(units) {
-		flush(len(units))
+	if cur.unit > start.unit {
+		flush(cur)
 	}
 	return parts, nil
 }
 
-// unit is the lines [a, b) of a text and their count: one line, or with a
-// Breaker a run of lines between two points where it may cut.
-type unit struct {
-	a, b   int32 // a text has fewer than 2^31 lines: it is held in memory
-	tokens int32 // one line's count, at most its length
-}
+// mark is a boundary between two units: the index of the unit after it,
+// its byte offset and 0-based line, and the tokens of the units before it.
+type mark struct{ unit, off, line, sum int }
 
-// lineUnits counts text's lines, one unit a line; with a Breaker, one unit
-// a run of lines between clean breaks, unless the run is over the budget,
-// when its lines are counted one by one so that Split can still cut
-// between them.
-func lineUnits(text string, offsets []int, budget int, c Counter) []unit {
+// unit is the lines text[off:end] and their count: one line, or with a
+// Breaker a run of lines between two points where it may cut. last is
+// where its last line starts.
+type unit struct{ off, end, last, lines, tokens int }
+
+// units yields text's lines in order, one unit a line; with a Breaker, one
+// unit a run of lines between clean breaks, unless the run is over the
+// budget, when its lines are counted one by one so that Split can still
+// cut between them.
+func units(text string, budget int, c Counter) iter.Seq[unit] {
 	br, _ := c.(Breaker)
-	nlines := len(offsets) - 1
-	// At most a unit a line, sized once: grown a quarter at a time, the
-	// copies of ten million units came to five times their size.
-	units := make([]unit, 0, nlines)
-	for a := 0; a < nlines; {
-		b := a + 1
-		if br != nil {
-			for b < nlines && !br.CleanBreak(text, offsets[b]) {
-				b++
+	return func(yield func(unit) bool) {
+		for a := 0; a < len(text); {
+			b, last, lines := lineEnd(text, a), a, 1
+			if br != nil {
+				for b < len(text) && !br.CleanBreak(text, b) {
+					last, b, lines = b, lineEnd(text, b), lines+1
+				}
 			}
-		}
-		if b > a+1 {
-			if n := c.Count(text[offsets[a]:offsets[b]]); n <= budget {
-				units = append(units, unit{int32(a), int32(b), int32(n)})
-				a = b
-				continue
+			if lines > 1 {
+				if n := c.Count(text[a:b]); n <= budget {
+					if !yield(unit{a, b, last, lines, n}) {
+						return
+					}
+					a = b
+					continue
+				}
 			}
+			for i := a; i < b; {
+				e := lineEnd(text, i)
+				if !yield(unit{i, e, i, 1, min(c.Count(text[i:e]), math.MaxInt32)}) {
+					return
+				}
+				i = e
+			}
+			a = b
 		}
-		for i := a; i < b; i++ {
-			units = append(units, unit{int32(i), int32(i + 1), int32(min(c.Count(text[offsets[i]:offsets[i+1]]), math.MaxInt32))})
-		}
-		a = b
 	}
-	return units
 }
 
-// lineOffsets returns where each line of text starts, and then len(text):
-// lines end after each line ending ("\n", "\r\n" or a lone "\r", as the
-// assembler reads them), and keep their endings. It is sized once.
-func lineOffsets(text string) []int {
-	n := strings.Count(text, "\n") + strings.Count(text, "\r") + 2
-	out := make([]int, 1, n)
-	for i := 0; i < len(text); i++ {
+// lineEnd returns where the line of text that starts at off ends: after
+// its line ending ("\n", "\r\n" or a lone "\r", as the assembler reads
+// them), or at the end of text.
+func lineEnd(text string, off int) int {
+	for i := off; i < len(text); i++ {
 		switch text[i] {
 		case '\n':
-			out = append(out, i+1)
+			return i + 1
 		case '\r':
 			if i+1 < len(text) && text[i+1] == '\n' {
-				i++
+				return i + 2
 			}
-			out = append(out, i+1)
+			return i + 1
 		}
 	}
-	if out[len(out)-1] < len(text) {
-		out = append(out, len(text))
-	}
-	return out
+	return len(text)
 }
+
+// lineAt returns the line of text that starts at off, with its ending.
+func lineAt(text string, off int) string { return text[off:lineEnd(text, off)] }
 
 // isHeading reports whether a line is an ATX markdown heading ("## Title").
 func isHeading(line string) bool {
