@@ -10,9 +10,9 @@ import (
 // smallWindows makes countLong cut pre-tokens of a few thousand bytes into
 // windows of a few hundred, for the length of a test.
 func smallWindows(t *testing.T) {
-	pt, w, k := longPreToken, longWindow, longKeep
-	longPreToken, longWindow, longKeep = 300, 256, 64
-	t.Cleanup(func() { longPreToken, longWindow, longKeep = pt, w, k })
+	pt, lo, hi, bits, k := longPreToken, longMin, longMax, longBits, longKeep
+	longPreToken, longMin, longMax, longBits, longKeep = 300, 192, 384, 6, 64
+	t.Cleanup(func() { longPreToken, longMin, longMax, longBits, longKeep = pt, lo, hi, bits, k })
 }
 
 // longWords are pre-tokens of the kinds countLong counts: words of random
@@ -82,13 +82,79 @@ func TestLongPreTokenExact(t *testing.T) {
 				if !c.onePreToken(w) {
 					continue // o200k_base cuts a word where lower case meets upper
 				}
-				if n >= 1000 && cuts < n/longWindow {
+				if n >= 1000 && cuts < n/longMax {
 					t.Errorf("%s word %d of %d bytes: cut %d times", enc, i, n, cuts)
 				}
 				if k, done := c.countLong(w); !done || k != want {
 					t.Errorf("%s word %d of %d bytes: countLong = %d, %v; want %d", enc, i, n, k, done, want)
 				}
 			}
+		}
+	}
+}
+
+// TestLongSubstringExact: a part of a long word or run counted before
+// (a passage, a slice, a part of a map) is counted in windows the whole's
+// count left in windowMemo, and still counts what the tokenizer counts on
+// it, in both encodings, for parts that start and end anywhere.
+func TestLongSubstringExact(t *testing.T) {
+	smallWindows(t)
+	r := rand.New(rand.NewPCG(11, 25))
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1000, 5000, 20000} {
+			for i, w := range longWords(r, n) {
+				c.countASCII(w)
+				for range 6 {
+					a := r.IntN(len(w) / 2)
+					b := a + r.IntN(len(w)-a) + 1
+					sub := w[a:b]
+					want, err := c.codec.Count(sub)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, ok := c.countASCII(sub); !ok || got != want {
+						t.Errorf("%s word %d, bytes %d to %d: %d tokens (%v), the tokenizer %d", enc, i, a, b, got, ok, want)
+					}
+					if len(sub) > longPreToken && c.onePreToken(sub) {
+						if got, ok := c.countLong(sub); ok && got != want {
+							t.Errorf("%s word %d, bytes %d to %d: countLong = %d; want %d", enc, i, a, b, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLongSubstringReuses: once a word of a megabyte is counted, counting a
+// part of it of a hundred kilobytes or more hands the tokenizer only a few
+// windows (its first, until its cuts meet the whole's, and its last), not
+// the whole part again.
+func TestLongSubstringReuses(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 11))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	w, c := string(b), Default()
+	c.Count(w)
+	for range 8 {
+		from := r.IntN(len(w) / 2)
+		to := from + 128<<10 + r.IntN(256<<10)
+		sub := w[from:to]
+		handed := 0
+		codecHook = func(n int) { handed += n }
+		got := c.Count(sub)
+		codecHook = nil
+		if limit := 8 * longMax; handed > limit {
+			t.Errorf("bytes %d to %d: the tokenizer was handed %d bytes; want at most %d", from, to, handed, limit)
+		}
+		if want := len(ids(t, c, sub)); got != want {
+			t.Errorf("bytes %d to %d: %d tokens, the tokenizer %d", from, to, got, want)
 		}
 	}
 }
@@ -115,8 +181,8 @@ func TestLongWordBounded(t *testing.T) {
 		codecHook = func(n int) { largest = max(largest, n) }
 		got := c.Count("Some words before it.\n" + w + "\n")
 		codecHook = nil
-		if largest > 2*longWindow {
-			t.Errorf("the tokenizer was handed %d bytes at once; want at most %d", largest, 2*longWindow)
+		if largest > longMax+longMin {
+			t.Errorf("the tokenizer was handed %d bytes at once; want at most %d", largest, longMax+longMin)
 		}
 		want, err := c.codec.Count("Some words before it.\n" + w + "\n")
 		if err != nil || got != want {
@@ -189,6 +255,17 @@ func FuzzLongPreToken(f *testing.F) {
 			}
 			if ok && got != want {
 				t.Fatalf("%s: %q: %d tokens in windows, %d whole", enc, w, got, want)
+			}
+			// A part of the word, counted after it, meets the windows the
+			// word left in windowMemo.
+			sub := string(w[int(n)%(len(w)/2):])
+			got, ok = c.countLong(sub)
+			want, err = c.codec.Count(sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok && got != want {
+				t.Fatalf("%s: %q: part %q: %d tokens in windows, %d whole", enc, w, sub, got, want)
 			}
 		}
 	})
