@@ -87,6 +87,7 @@ func (c *Counter) window(w string) (winSum, bool) {
 	}
 	s := summarize(toks, len(w))
 	windowMemo.put(key, s)
+	c.rememberSegments(w, toks)
 	return s, true
 }
 

@@ -111,6 +111,11 @@ func (c *Counter) onePreToken(s string) bool {
 // those of a run of one character are all the same text.
 const minRemembered = 256
 
+// Pre-tokens of minSegmented bytes or more are counted from remembered
+// segments where they can be (countSegments). A variable so that tests can
+// make it small.
+var minSegmented = 1 << 10
+
 // countRemembered counts the pre-token p (plainASCII, over minRemembered
 // bytes) from longCounts, else with countLong when it is long, else with
 // the tokenizer. ok is false when the tokenizer fails.
@@ -125,6 +130,9 @@ func (c *Counter) countRemembered(p string) (int, bool) {
 		if c.cancelled() {
 			return 0, true // the caller discards the count
 		}
+	}
+	if !ok && len(p) >= minSegmented {
+		n, ok = c.countSegments(p)
 	}
 	if !ok {
 		k, err := c.codecCount(p)

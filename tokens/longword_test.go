@@ -12,7 +12,12 @@ import (
 func smallWindows(t *testing.T) {
 	pt, lo, hi, bits, k := longPreToken, longMin, longMax, longBits, longKeep
 	longPreToken, longMin, longMax, longBits, longKeep = 300, 192, 384, 6, 64
-	t.Cleanup(func() { longPreToken, longMin, longMax, longBits, longKeep = pt, lo, hi, bits, k })
+	sb, ms := segBits, minSegmented
+	segBits, minSegmented = 5, 128
+	t.Cleanup(func() {
+		longPreToken, longMin, longMax, longBits, longKeep = pt, lo, hi, bits, k
+		segBits, minSegmented = sb, ms
+	})
 }
 
 // longWords are pre-tokens of the kinds countLong counts: words of random
@@ -100,6 +105,12 @@ func TestLongPreTokenExact(t *testing.T) {
 func TestLongSubstringExact(t *testing.T) {
 	smallWindows(t)
 	r := rand.New(rand.NewPCG(11, 25))
+	segmented := 0
+	defer func() {
+		if segmented < 100 {
+			t.Errorf("only %d parts were counted from segments", segmented)
+		}
+	}()
 	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
 		c, err := New(enc)
 		if err != nil {
@@ -119,9 +130,16 @@ func TestLongSubstringExact(t *testing.T) {
 					if got, ok := c.countASCII(sub); !ok || got != want {
 						t.Errorf("%s word %d, bytes %d to %d: %d tokens (%v), the tokenizer %d", enc, i, a, b, got, ok, want)
 					}
-					if len(sub) > longPreToken && c.onePreToken(sub) {
-						if got, ok := c.countLong(sub); ok && got != want {
-							t.Errorf("%s word %d, bytes %d to %d: countLong = %d; want %d", enc, i, a, b, got, want)
+					if !c.onePreToken(sub) {
+						continue
+					}
+					if got, ok := c.countLong(sub); ok && got != want {
+						t.Errorf("%s word %d, bytes %d to %d: countLong = %d; want %d", enc, i, a, b, got, want)
+					}
+					if got, ok := c.countSegments(sub); ok {
+						segmented++
+						if got != want {
+							t.Errorf("%s word %d, bytes %d to %d: countSegments = %d; want %d", enc, i, a, b, got, want)
 						}
 					}
 				}
@@ -156,6 +174,38 @@ func TestLongSubstringReuses(t *testing.T) {
 		if want := len(ids(t, c, sub)); got != want {
 			t.Errorf("bytes %d to %d: %d tokens, the tokenizer %d", from, to, got, want)
 		}
+	}
+}
+
+// TestLongPassagesReuse: once a word of a megabyte is counted, its
+// passages of 2,000 bytes (shorter than a window) are counted from the
+// segments its windows left: the tokenizer is handed their first and last
+// bytes, well under half of them, and the counts are the tokenizer's.
+func TestLongPassagesReuse(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 25))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	w, c := string(b), Default()
+	c.Count(w)
+	const size, from, to = 2000, 300_000, 500_000
+	handed := 0
+	codecHook = func(n int) { handed += n }
+	got := 0
+	for at := from; at < to; at += size {
+		got += c.Count(w[at : at+size])
+	}
+	codecHook = nil
+	if handed > (to-from)/2 {
+		t.Errorf("the tokenizer was handed %d bytes for passages of %d; want at most half", handed, to-from)
+	}
+	want := 0
+	for at := from; at < to; at += size {
+		want += len(ids(t, c, w[at:at+size]))
+	}
+	if got != want {
+		t.Errorf("passages: %d tokens, the tokenizer %d", got, want)
 	}
 }
 
@@ -259,13 +309,15 @@ func FuzzLongPreToken(f *testing.F) {
 			// A part of the word, counted after it, meets the windows the
 			// word left in windowMemo.
 			sub := string(w[int(n)%(len(w)/2):])
-			got, ok = c.countLong(sub)
 			want, err = c.codec.Count(sub)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ok && got != want {
+			if got, ok := c.countLong(sub); ok && got != want {
 				t.Fatalf("%s: %q: part %q: %d tokens in windows, %d whole", enc, w, sub, got, want)
+			}
+			if got, ok := c.countSegments(sub); ok && got != want {
+				t.Fatalf("%s: %q: part %q: %d tokens from segments, %d whole", enc, w, sub, got, want)
 			}
 		}
 	})
