@@ -38,7 +38,8 @@ var gear = func() (g [256]uint64) {
 // before it has its top longBits bits clear; at longMax bytes when none
 // does. The hash forgets a byte 64 bytes after it, so whether a place cuts
 // depends on those 64 bytes only. A window that would leave fewer than
-// longMin bytes of the body (which ends at hi) is the last one.
+// longMin bytes of the body (which ends at hi) is the last one. longMin is
+// at least 64, so the hash never reads before the window.
 func longCut(p string, pos, hi int) (int, bool) {
 	from, top := pos+longMin, min(pos+longMax, hi-longMin)
 	if from > top {
@@ -102,10 +103,11 @@ type winKey struct {
 	h1, h2  uint64
 }
 
-// windowMemo holds at most two generations of maxWindows summaries: when
-// the newer is full it becomes the older and the oldest is dropped. An
-// entry takes about 100 bytes with the map's own, so the memo stays under
-// about 13 MB; 2^16 windows are about 180 MB of long words.
+// windowMemo holds at most two generations of maxWindows summaries of
+// windows and segments (segments.go): when the newer is full it becomes
+// the older and the oldest is dropped. An entry takes about 100 to 130
+// bytes with the map's own, so the memo stays under about 20 MB. A word of
+// 10 MB leaves about 42,000 entries.
 var windowMemo = &winMemo{cur: map[winKey]winSum{}}
 
 const maxWindows = 1 << 16

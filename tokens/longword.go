@@ -31,7 +31,9 @@ import (
 // their few bytes. Where they are not, the cut moves back a token and the
 // next window is encoded again. TestLongPreTokenExact compares the counts
 // with the tokenizer's on the whole pre-token, on generated words and runs
-// with windows of 256 bytes, so that every word is cut many times.
+// with windows of a few hundred bytes, so that every word is cut many
+// times. Where the cuts fall and what is remembered of a window are in
+// longcache.go.
 
 // Pre-tokens longer than longPreToken are counted in windows. A window
 // ends at a cut chosen by its content (longCut), between longMin and
