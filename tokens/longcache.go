@@ -1,7 +1,9 @@
 package tokens
 
 import (
+	"context"
 	"hash/maphash"
+	"runtime"
 	"sync"
 )
 
@@ -135,3 +137,52 @@ func (m *winMemo) put(k winKey, s winSum) {
 	}
 	m.cur[k] = s
 }
+
+// A word of megabytes is one piece of the index, so one core would count
+// it while the others wait. warm therefore starts a goroutine for each
+// further core that counts a part of the word ahead, from its own start:
+// the windows it encodes are remembered, and the main count, reaching
+// that part, meets the same cuts and finds them. What the helpers count is
+// discarded; they only fill windowMemo, so the count is exact whatever
+// they manage. The returned function stops them and waits for them.
+func (c *Counter) warm(p string, hi int) func() {
+	parts := min(runtime.GOMAXPROCS(0), hi/longParallel)
+	if parts < 2 {
+		return func() {}
+	}
+	base := c.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := context.WithCancel(base)
+	cc := *c
+	cc.ctx = ctx
+	var wg sync.WaitGroup
+	for k := 1; k < parts; k++ {
+		// Each part runs a few windows into the next, so that the next
+		// helper's first windows, which the main count will not meet, are
+		// not the only ones there.
+		part := p[hi*k/parts : min(hi, hi*(k+1)/parts+4*longMax)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, h, ok := longBody(part); ok && h > longMin {
+				cc.countWindows(part, h, false)
+			}
+			if warmHook != nil {
+				warmHook()
+			}
+		}()
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// longParallel is the least part of a word that warm hands a helper. A
+// variable so that tests can make it small.
+var longParallel = 1 << 20
+
+// warmHook, when set (by tests), sees every helper of warm end.
+var warmHook func()

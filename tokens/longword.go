@@ -155,6 +155,13 @@ func (c *Counter) countLong(p string) (n int, ok bool) {
 	if !ok {
 		return 0, false
 	}
+	defer c.warm(p, hi)()
+	return c.countWindows(p, hi, true)
+}
+
+// countWindows is countLong's loop over the windows of p, whose body ends
+// at hi. Only the main count (main) shows its cuts to longHook.
+func (c *Counter) countWindows(p string, hi int, main bool) (n int, ok bool) {
 	pos, total := 0, 0
 	var prev [2]int // the window before, whose first tokens end at pos
 	last := ""      // the last of those tokens
@@ -178,7 +185,7 @@ func (c *Counter) countLong(p string) (n int, ok bool) {
 		prev = [2]int{pos, end}
 		last = p[pos+w.at-w.last : pos+w.at]
 		total, pos = total+w.k, pos+w.at
-		if longHook != nil {
+		if main && longHook != nil {
 			longHook(pos)
 		}
 	}

@@ -3,7 +3,9 @@ package tokens
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -206,6 +208,43 @@ func TestLongPassagesReuse(t *testing.T) {
 	}
 	if got != want {
 		t.Errorf("passages: %d tokens, the tokenizer %d", got, want)
+	}
+}
+
+// TestLongWordWarm: helpers count parts of a long word ahead of the main
+// count on further cores, and the count is still the tokenizer's, for
+// words, punctuation runs and runs of line breaks.
+func TestLongWordWarm(t *testing.T) {
+	lp, procs := longParallel, runtime.GOMAXPROCS(4)
+	longParallel = 64 << 10
+	var helpers atomic.Int64
+	warmHook = func() { helpers.Add(1) }
+	t.Cleanup(func() {
+		longParallel, warmHook = lp, nil
+		runtime.GOMAXPROCS(procs)
+	})
+	r := rand.New(rand.NewPCG(9, 25))
+	b := make([]byte, 600<<10)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	for _, w := range []string{
+		string(b),
+		" " + strings.Repeat("[", 300<<10) + strings.Repeat("]", 300<<10),
+		strings.Repeat("\n", 500<<10),
+	} {
+		before := helpers.Load()
+		got, ok := Default().countLong(w)
+		if !ok {
+			t.Errorf("%.20q...: not counted in windows", w)
+			continue
+		}
+		if helpers.Load()-before < 3 {
+			t.Errorf("%.20q...: %d helpers ended; want 3", w, helpers.Load()-before)
+		}
+		if want := len(ids(t, Default(), w)); got != want {
+			t.Errorf("%.20q...: %d tokens, the tokenizer %d", w, got, want)
+		}
 	}
 }
 
