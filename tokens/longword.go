@@ -31,14 +31,20 @@ import (
 // their few bytes. Where they are not, the cut moves back a token and the
 // next window is encoded again. TestLongPreTokenExact compares the counts
 // with the tokenizer's on the whole pre-token, on generated words and runs
-// with windows of 256 bytes, so that every word is cut many times.
+// with windows of a few hundred bytes, so that every word is cut many
+// times. Where the cuts fall and what is remembered of a window are in
+// longcache.go.
 
-// Pre-tokens longer than longPreToken are counted in windows of longWindow
-// bytes; the tokens that end in the last longKeep bytes of a window are
-// encoded again with the next. Variables so that tests can make them small.
+// Pre-tokens longer than longPreToken are counted in windows. A window
+// ends at a cut chosen by its content (longCut), between longMin and
+// longMax bytes from its start; the tokens that end in its last longKeep
+// bytes are encoded again with the next window. Variables so that tests
+// can make them small.
 var (
 	longPreToken = 8 << 10
-	longWindow   = 4 << 10
+	longMin      = 1 << 10
+	longMax      = 8 << 10
+	longBits     = 11 // a cut about every 2 KB after longMin
 	longKeep     = 256
 )
 
@@ -107,6 +113,11 @@ func (c *Counter) onePreToken(s string) bool {
 // those of a run of one character are all the same text.
 const minRemembered = 256
 
+// Pre-tokens of minSegmented bytes or more are counted from remembered
+// segments where they can be (countSegments). A variable so that tests can
+// make it small.
+var minSegmented = 1 << 10
+
 // countRemembered counts the pre-token p (plainASCII, over minRemembered
 // bytes) from longCounts, else with countLong when it is long, else with
 // the tokenizer. ok is false when the tokenizer fails.
@@ -121,6 +132,9 @@ func (c *Counter) countRemembered(p string) (int, bool) {
 		if c.cancelled() {
 			return 0, true // the caller discards the count
 		}
+	}
+	if !ok && len(p) >= minSegmented {
+		n, ok = c.countSegments(p)
 	}
 	if !ok {
 		k, err := c.codecCount(p)
@@ -141,55 +155,73 @@ func (c *Counter) countLong(p string) (n int, ok bool) {
 	if !ok {
 		return 0, false
 	}
+	defer c.warm(p, hi)()
+	return c.countWindows(p, hi, true)
+}
+
+// countWindows is countLong's loop over the windows of p, whose body ends
+// at hi. Only the main count (main) shows its cuts to longHook.
+func (c *Counter) countWindows(p string, hi int, main bool) (n int, ok bool) {
 	pos, total := 0, 0
-	var kept []string // the tokens of the last window counted, the last ending at pos
-	var lastWin string
-	var lastToks []string
+	var prev [2]int // the window before, whose first tokens end at pos
+	last := ""      // the last of those tokens
 	for {
-		end := pos + longWindow
-		final := end+longWindow > hi
-		if final {
-			end = len(p)
+		end, final := longCut(p, pos, hi)
+		w, ok := c.window(p[pos:end])
+		if !ok {
+			return 0, false
 		}
-		// A run of one character or pattern ("====", "[[[[") repeats its
-		// windows: the tokens of a window equal to the one before are the
-		// same.
-		toks := lastToks
-		if win := p[pos:end]; win != lastWin {
-			if toks, ok = c.encodeOne(win); !ok {
-				return 0, false
-			}
-			lastWin, lastToks = win, toks
-		}
-		for len(kept) > 0 && !c.compatible(kept[len(kept)-1], toks[0]) {
-			// Cut a token earlier; the window before keeps at least its
-			// first token, whose own join was proved.
-			pos -= len(kept[len(kept)-1])
-			total--
-			kept = kept[:len(kept)-1]
-			if len(kept) == 0 {
-				return 0, false
-			}
-			if toks, ok = c.encodeOne(p[pos:end]); !ok {
+		if last != "" && !c.compatible(last, p[pos:pos+w.first]) {
+			if pos, total, w, ok = c.backOff(p, prev, pos, end, total); !ok {
 				return 0, false
 			}
 		}
 		if final {
-			return total + len(toks), true
+			return total + w.n, true
 		}
 		if c.cancelled() {
 			return 0, false
 		}
-		k, at := 1, pos+len(toks[0])
-		for k < len(toks) && at+len(toks[k]) <= end-longKeep {
-			at += len(toks[k])
-			k++
-		}
-		kept, total, pos = toks[:k], total+k, at
-		if longHook != nil {
+		prev = [2]int{pos, end}
+		last = p[pos+w.at-w.last : pos+w.at]
+		total, pos = total+w.k, pos+w.at
+		if main && longHook != nil {
 			longHook(pos)
 		}
 	}
+}
+
+// backOff is countLong's rare path, where the last token kept from the
+// window p[prev[0]:prev[1]], which ends at pos, and the first of the
+// window p[pos:end] are not compatible: the cut moves back a token at a
+// time, and the next window is encoded again, until they are. The window
+// before keeps at least its first token, whose own join was proved. It
+// returns the new cut, the count before it and the window from it.
+func (c *Counter) backOff(p string, prev [2]int, pos, end, total int) (int, int, winSum, bool) {
+	before, ok := c.encodeOne(p[prev[0]:prev[1]])
+	if !ok {
+		return 0, 0, winSum{}, false
+	}
+	k, at := 0, prev[0]
+	for at < pos {
+		at += len(before[k])
+		k++
+	}
+	kept := before[:k]
+	toks, ok := c.encodeOne(p[pos:end])
+	for ok && !c.compatible(kept[len(kept)-1], toks[0]) {
+		pos -= len(kept[len(kept)-1])
+		total--
+		kept = kept[:len(kept)-1]
+		if len(kept) == 0 {
+			return 0, 0, winSum{}, false
+		}
+		toks, ok = c.encodeOne(p[pos:end])
+	}
+	if !ok {
+		return 0, 0, winSum{}, false
+	}
+	return pos, total, summarize(toks, end-pos), true
 }
 
 // longHook, when set (by tests), sees every cut countLong makes.

@@ -3,16 +3,23 @@ package tokens
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
 // smallWindows makes countLong cut pre-tokens of a few thousand bytes into
 // windows of a few hundred, for the length of a test.
 func smallWindows(t *testing.T) {
-	pt, w, k := longPreToken, longWindow, longKeep
-	longPreToken, longWindow, longKeep = 300, 256, 64
-	t.Cleanup(func() { longPreToken, longWindow, longKeep = pt, w, k })
+	pt, lo, hi, bits, k := longPreToken, longMin, longMax, longBits, longKeep
+	longPreToken, longMin, longMax, longBits, longKeep = 300, 192, 384, 6, 64
+	sb, ms := segBits, minSegmented
+	segBits, minSegmented = 5, 128
+	t.Cleanup(func() {
+		longPreToken, longMin, longMax, longBits, longKeep = pt, lo, hi, bits, k
+		segBits, minSegmented = sb, ms
+	})
 }
 
 // longWords are pre-tokens of the kinds countLong counts: words of random
@@ -82,13 +89,161 @@ func TestLongPreTokenExact(t *testing.T) {
 				if !c.onePreToken(w) {
 					continue // o200k_base cuts a word where lower case meets upper
 				}
-				if n >= 1000 && cuts < n/longWindow {
+				if n >= 1000 && cuts < n/longMax {
 					t.Errorf("%s word %d of %d bytes: cut %d times", enc, i, n, cuts)
 				}
 				if k, done := c.countLong(w); !done || k != want {
 					t.Errorf("%s word %d of %d bytes: countLong = %d, %v; want %d", enc, i, n, k, done, want)
 				}
 			}
+		}
+	}
+}
+
+// TestLongSubstringExact: a part of a long word or run counted before
+// (a passage, a slice, a part of a map) is counted in windows the whole's
+// count left in windowMemo, and still counts what the tokenizer counts on
+// it, in both encodings, for parts that start and end anywhere.
+func TestLongSubstringExact(t *testing.T) {
+	smallWindows(t)
+	r := rand.New(rand.NewPCG(11, 25))
+	segmented := 0
+	defer func() {
+		if segmented < 100 {
+			t.Errorf("only %d parts were counted from segments", segmented)
+		}
+	}()
+	for _, enc := range []Encoding{O200kBase, Cl100kBase} {
+		c, err := New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1000, 5000, 20000} {
+			for i, w := range longWords(r, n) {
+				c.countASCII(w)
+				for range 6 {
+					a := r.IntN(len(w) / 2)
+					b := a + r.IntN(len(w)-a) + 1
+					sub := w[a:b]
+					want, err := c.codec.Count(sub)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, ok := c.countASCII(sub); !ok || got != want {
+						t.Errorf("%s word %d, bytes %d to %d: %d tokens (%v), the tokenizer %d", enc, i, a, b, got, ok, want)
+					}
+					if !c.onePreToken(sub) {
+						continue
+					}
+					if got, ok := c.countLong(sub); ok && got != want {
+						t.Errorf("%s word %d, bytes %d to %d: countLong = %d; want %d", enc, i, a, b, got, want)
+					}
+					if got, ok := c.countSegments(sub); ok {
+						segmented++
+						if got != want {
+							t.Errorf("%s word %d, bytes %d to %d: countSegments = %d; want %d", enc, i, a, b, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLongSubstringReuses: once a word of a megabyte is counted, counting a
+// part of it of a hundred kilobytes or more hands the tokenizer only a few
+// windows (its first, until its cuts meet the whole's, and its last), not
+// the whole part again.
+func TestLongSubstringReuses(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 11))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	w, c := string(b), Default()
+	c.Count(w)
+	for range 8 {
+		from := r.IntN(len(w) / 2)
+		to := from + 128<<10 + r.IntN(256<<10)
+		sub := w[from:to]
+		handed := 0
+		codecHook = func(n int) { handed += n }
+		got := c.Count(sub)
+		codecHook = nil
+		if limit := 8 * longMax; handed > limit {
+			t.Errorf("bytes %d to %d: the tokenizer was handed %d bytes; want at most %d", from, to, handed, limit)
+		}
+		if want := len(ids(t, c, sub)); got != want {
+			t.Errorf("bytes %d to %d: %d tokens, the tokenizer %d", from, to, got, want)
+		}
+	}
+}
+
+// TestLongPassagesReuse: once a word of a megabyte is counted, its
+// passages of 2,000 bytes (shorter than a window) are counted from the
+// segments its windows left: the tokenizer is handed their first and last
+// bytes, well under half of them, and the counts are the tokenizer's.
+func TestLongPassagesReuse(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 25))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	w, c := string(b), Default()
+	c.Count(w)
+	const size, from, to = 2000, 300_000, 500_000
+	handed := 0
+	codecHook = func(n int) { handed += n }
+	got := 0
+	for at := from; at < to; at += size {
+		got += c.Count(w[at : at+size])
+	}
+	codecHook = nil
+	if handed > (to-from)/2 {
+		t.Errorf("the tokenizer was handed %d bytes for passages of %d; want at most half", handed, to-from)
+	}
+	want := 0
+	for at := from; at < to; at += size {
+		want += len(ids(t, c, w[at:at+size]))
+	}
+	if got != want {
+		t.Errorf("passages: %d tokens, the tokenizer %d", got, want)
+	}
+}
+
+// TestLongWordWarm: helpers count parts of a long word ahead of the main
+// count on further cores, and the count is still the tokenizer's, for
+// words, punctuation runs and runs of line breaks.
+func TestLongWordWarm(t *testing.T) {
+	lp, procs := longParallel, runtime.GOMAXPROCS(4)
+	longParallel = 64 << 10
+	var helpers atomic.Int64
+	warmHook = func() { helpers.Add(1) }
+	t.Cleanup(func() {
+		longParallel, warmHook = lp, nil
+		runtime.GOMAXPROCS(procs)
+	})
+	r := rand.New(rand.NewPCG(9, 25))
+	b := make([]byte, 600<<10)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	for _, w := range []string{
+		string(b),
+		" " + strings.Repeat("[", 300<<10) + strings.Repeat("]", 300<<10),
+		strings.Repeat("\n", 500<<10),
+	} {
+		before := helpers.Load()
+		got, ok := Default().countLong(w)
+		if !ok {
+			t.Errorf("%.20q...: not counted in windows", w)
+			continue
+		}
+		if helpers.Load()-before < 3 {
+			t.Errorf("%.20q...: %d helpers ended; want 3", w, helpers.Load()-before)
+		}
+		if want := len(ids(t, Default(), w)); got != want {
+			t.Errorf("%.20q...: %d tokens, the tokenizer %d", w, got, want)
 		}
 	}
 }
@@ -115,8 +270,8 @@ func TestLongWordBounded(t *testing.T) {
 		codecHook = func(n int) { largest = max(largest, n) }
 		got := c.Count("Some words before it.\n" + w + "\n")
 		codecHook = nil
-		if largest > 2*longWindow {
-			t.Errorf("the tokenizer was handed %d bytes at once; want at most %d", largest, 2*longWindow)
+		if largest > longMax+longMin {
+			t.Errorf("the tokenizer was handed %d bytes at once; want at most %d", largest, longMax+longMin)
 		}
 		want, err := c.codec.Count("Some words before it.\n" + w + "\n")
 		if err != nil || got != want {
@@ -189,6 +344,19 @@ func FuzzLongPreToken(f *testing.F) {
 			}
 			if ok && got != want {
 				t.Fatalf("%s: %q: %d tokens in windows, %d whole", enc, w, got, want)
+			}
+			// A part of the word, counted after it, meets the windows the
+			// word left in windowMemo.
+			sub := string(w[int(n)%(len(w)/2):])
+			want, err = c.codec.Count(sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, ok := c.countLong(sub); ok && got != want {
+				t.Fatalf("%s: %q: part %q: %d tokens in windows, %d whole", enc, w, sub, got, want)
+			}
+			if got, ok := c.countSegments(sub); ok && got != want {
+				t.Fatalf("%s: %q: part %q: %d tokens from segments, %d whole", enc, w, sub, got, want)
 			}
 		}
 	})
