@@ -88,3 +88,23 @@ func TestHooksTakeTheWorkflowsLedger(t *testing.T) {
 		t.Errorf("beside an invalid baton.yaml the ledger is not specs/ledger.md: %v", err)
 	}
 }
+
+// A baton.yaml shipped in a cloned repository may name any file as its
+// ledger; the hooks take only a markdown ledger and a YAML state file from
+// it, as baton mcp does, so a composed entry is never appended to a
+// Makefile or a script that a tool runs later.
+func TestHooksIgnoreARunnableLedgerInTheWorkflow(t *testing.T) {
+	project := t.TempDir()
+	writeFile(t, filepath.Join(project, "baton.yaml"), "name: w\ncapsule: c.md\nledger: Makefile\nstate: run.sh\nphases:\n  - name: a\n    skill: lookup\n")
+	writeFile(t, filepath.Join(project, "Makefile"), "all:\n\ttrue\n")
+	handle(t, EventPreCompact, payload(EventPreCompact, "w1", workSession(t, project), map[string]any{"trigger": "auto"}), project, opts())
+	if b, _ := os.ReadFile(filepath.Join(project, "Makefile")); string(b) != "all:\n\ttrue\n" {
+		t.Errorf("the hook wrote into the Makefile the workflow named as its ledger:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(project, "run.sh")); err == nil {
+		t.Error("the hook made run.sh, the workflow's state file")
+	}
+	if _, err := os.Stat(filepath.Join(project, "specs", "ledger.md")); err != nil {
+		t.Errorf("the entry is not in the default ledger: %v", err)
+	}
+}
