@@ -81,14 +81,13 @@ func (s *Server) confine(kind, name string, create bool) (confined, error) {
 // not YAML, compared in the policy's normalised form (LEDGER.MD. is a
 // ledger.md on Windows).
 func checkExt(kind, name, rel string) error {
-	k := writepolicy.Key(rel)
 	switch kind {
 	case "ledger":
-		if !strings.HasSuffix(k, ".md") {
+		if !writepolicy.HasExt(rel, ".md") {
 			return fmt.Errorf("ledger %q: a ledger is a markdown file ending in .md", name)
 		}
 	case "state":
-		if !strings.HasSuffix(k, ".yaml") && !strings.HasSuffix(k, ".yml") {
+		if !writepolicy.HasExt(rel, ".yaml", ".yml") {
 			return fmt.Errorf("state %q: a state file is a YAML file ending in .yaml or .yml", name)
 		}
 	}

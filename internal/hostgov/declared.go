@@ -3,7 +3,6 @@ package hostgov
 import (
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/baton-dev/baton/internal/writepolicy"
 	"github.com/baton-dev/baton/workflow"
@@ -32,23 +31,11 @@ func (o Options) declared(project string) Options {
 	// Only a markdown ledger and a YAML state file are taken, as baton
 	// mcp takes them: a baton.yaml shipped in a cloned repository must not
 	// point the hooks' appends at a Makefile or a script.
-	if hasExt(wf.Ledger, ".md") {
+	if writepolicy.HasExt(wf.Ledger, ".md") {
 		o.Ledger = cmpOr(o.Ledger, wf.Ledger)
 	}
-	if hasExt(wf.State, ".yaml", ".yml") {
+	if writepolicy.HasExt(wf.State, ".yaml", ".yml") {
 		o.State = cmpOr(o.State, wf.State)
 	}
 	return o
-}
-
-// hasExt reports whether rel ends in one of exts, compared as the write
-// policy compares names (case, trailing dots and spaces).
-func hasExt(rel string, exts ...string) bool {
-	k := writepolicy.Key(rel)
-	for _, e := range exts {
-		if strings.HasSuffix(k, e) {
-			return true
-		}
-	}
-	return false
 }

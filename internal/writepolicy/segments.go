@@ -1,5 +1,7 @@
 package writepolicy
 
+import "strings"
+
 // eachKey calls fn with each segment of rel in Key form ("." and empty
 // ones left out) until fn returns true, and reports whether it did. It
 // keys each segment once and builds no joined path.
@@ -35,4 +37,17 @@ func SegmentReadFamily(seg string) (Family, bool) {
 		return f, true
 	}
 	return "", false
+}
+
+// HasExt reports whether rel ends in one of exts (lower case, with the
+// dot), compared in Key form, so "LEDGER.MD" and "ledger.md." are markdown
+// as the file system that opens them reads them.
+func HasExt(rel string, exts ...string) bool {
+	k := Key(rel)
+	for _, e := range exts {
+		if strings.HasSuffix(k, e) {
+			return true
+		}
+	}
+	return false
 }
